@@ -1,0 +1,38 @@
+//! The `spinstack` binary: one subcommand per job, each in its own module.
+
+use clap::{Parser, Subcommand};
+
+mod cmd_disks;
+mod cmd_simulate;
+mod cmd_validate;
+
+/// A storage stack for rotating disks: drive model, track extraction, experiments.
+#[derive(Parser)]
+#[command(name = "spinstack", version, about, long_about = None)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// List the built-in drive catalog.
+    Disks(cmd_disks::Args),
+    /// Replay a DiskSim validation trace and print the demerit figure.
+    Validate(cmd_validate::Args),
+    /// Run a synthetic workload on a drive and print response-time statistics.
+    Simulate(cmd_simulate::Args),
+}
+
+fn main() {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Disks(args) => cmd_disks::run(args),
+        Command::Validate(args) => cmd_validate::run(args),
+        Command::Simulate(args) => cmd_simulate::run(args),
+    };
+    if let Err(error) = result {
+        eprintln!("spinstack: error: {error:#}");
+        std::process::exit(1);
+    }
+}

@@ -1,0 +1,23 @@
+//! # spinstack-disk: the drive model
+//!
+//! **What it models.** One rotating disk drive, as DiskSim 4.0 models the drives of
+//! its validation suite: the layout (zones, skews, surface order, sparing with slips
+//! and remapped defects; also serpentine numbering with per-surface track sizes),
+//! the mechanics (extracted or equation seek curves, head switch, write settle,
+//! rotation), the firmware (overheads, segmented cache with read-ahead, write-back,
+//! zero-latency access, host-link transfer, a command queue) and power states with
+//! energy accounting. It also imports DiskSim parameter files and carries a built-in
+//! catalog of drives in its own TOML format.
+//!
+//! **Invariants.** Mapping is pure and separate from timing: [`layout::Layout`]
+//! answers LBN↔PBN and track-boundary queries with no notion of time. Simulated time
+//! is integer nanoseconds at the crate boundary (picoseconds inside the mechanics so
+//! that rotation matches DiskSim's integer arithmetic).
+//!
+//! **What it does not model.** Thermal recalibration, error recovery and retries,
+//! the layout_g2/g4 models, MEMS devices, and RPM variation (DiskSim ignores it too).
+
+pub mod layout;
+pub mod spec;
+
+pub use spec::DriveSpec;

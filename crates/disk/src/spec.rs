@@ -1,0 +1,389 @@
+//! `DriveSpec`: everything that describes one drive model, as plain data.
+//!
+//! The spec is what the DiskSim importer produces and what the built-in catalog
+//! stores (serialized as TOML). Times are kept as the facts were published:
+//! milliseconds as `f64` with an `_ms` suffix; the model converts them to integer
+//! picoseconds/nanoseconds once, when it is built. Sizes are in 512-byte sectors.
+
+use serde::{Deserialize, Serialize};
+
+/// A complete drive description.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DriveSpec {
+    /// Short catalog name, e.g. `atlas10k`.
+    pub name: String,
+    /// Human description: vendor, model, year.
+    pub description: String,
+    /// Where the figures come from and what was assumed (free text, one item per line).
+    #[serde(default)]
+    pub provenance: Vec<String>,
+    pub layout: LayoutSpec,
+    pub mechanics: MechanicsSpec,
+    pub firmware: FirmwareSpec,
+    #[serde(default)]
+    pub power: PowerSpec,
+}
+
+// ---------------------------------------------------------------------------------
+// Layout
+// ---------------------------------------------------------------------------------
+
+/// How LBNs are laid onto cylinders, surfaces and sectors.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum LayoutSpec {
+    /// DiskSim's `dm_layout_g1`: zones of equal-size tracks, cylinder-major order,
+    /// sparing schemes with slips and remapped defects.
+    Zoned(ZonedLayoutSpec),
+    /// Serpentine numbering (validation paper, Figure 2): within a band of cylinders
+    /// LBNs run along one surface, then come back along the next surface; each
+    /// surface may have its own track size.
+    Serpentine(SerpentineLayoutSpec),
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ZonedLayoutSpec {
+    pub surfaces: u32,
+    pub cylinders: u32,
+    pub surface_order: SurfaceOrder,
+    pub sparing: SparingScheme,
+    /// Cylinders per sparing range (scheme 8 only; DiskSim's `Rangesize for sparing`).
+    #[serde(default = "one")]
+    pub sparing_range_cylinders: u32,
+    pub zones: Vec<ZoneSpec>,
+}
+
+fn one() -> u32 {
+    1
+}
+
+/// Which physical head a logical surface index lands on (DiskSim's mapping scheme).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SurfaceOrder {
+    /// Scheme 0: head = logical surface index.
+    Fixed,
+    /// Scheme 1: on cylinders at an odd offset from the zone's first cylinder the
+    /// heads run in reverse.
+    ReverseOnOddZoneCylinder,
+    /// Scheme 2: the same, with parity of the absolute cylinder number.
+    ReverseOnOddCylinder,
+}
+
+/// DiskSim's sparing schemes that occur in real parameter sets.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SparingScheme {
+    /// 1: `spares` whole spare tracks at the end of each zone; slips are track numbers.
+    TracksPerZone,
+    /// 2: `spares` spare sectors at the end of each cylinder.
+    SectorsPerCylinder,
+    /// 3: `spares` spare sectors at the end of each track.
+    SectorsPerTrack,
+    /// 7: spares at the end of the disk; slips only shift LBNs.
+    SlipToEndOfDisk,
+    /// 8: `spares` spare sectors at the end of each range of cylinders.
+    SectorsPerCylinderRange,
+    /// 9: `spares` spare sectors at the end of each zone.
+    SectorsPerZone,
+}
+
+impl SparingScheme {
+    /// DiskSim's number for the scheme.
+    pub fn disksim_number(self) -> u32 {
+        match self {
+            SparingScheme::TracksPerZone => 1,
+            SparingScheme::SectorsPerCylinder => 2,
+            SparingScheme::SectorsPerTrack => 3,
+            SparingScheme::SlipToEndOfDisk => 7,
+            SparingScheme::SectorsPerCylinderRange => 8,
+            SparingScheme::SectorsPerZone => 9,
+        }
+    }
+}
+
+/// One zone (DiskSim "band") of a zoned layout.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ZoneSpec {
+    pub first_cylinder: u32,
+    /// Inclusive.
+    pub last_cylinder: u32,
+    pub sectors_per_track: u32,
+    /// Angle of the zone's first LBN, in sectors (DiskSim truncates to whole sectors).
+    #[serde(default)]
+    pub first_block_offset_sectors: u32,
+    /// Physical sectors at the zone front that carry no LBN.
+    #[serde(default)]
+    pub empty_sectors_at_front: u64,
+    #[serde(default)]
+    pub track_skew_sectors: u32,
+    #[serde(default)]
+    pub cylinder_skew_sectors: u32,
+    /// Spare units per sparing region; the unit depends on the scheme.
+    #[serde(default)]
+    pub spares: u64,
+    /// Slipped units, zone-relative (tracks for scheme 1, sectors otherwise).
+    #[serde(default)]
+    pub slips: Vec<u64>,
+    /// Remapped defects as (defective, replacement), in the same units as slips.
+    #[serde(default)]
+    pub defects: Vec<(u64, u64)>,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SerpentineLayoutSpec {
+    pub surfaces: u32,
+    pub cylinders: u32,
+    /// Cylinders in one serpentine band (32 on the Maxtor Atlas 10K V).
+    pub band_cylinders: u32,
+    #[serde(default)]
+    pub track_skew_sectors: u32,
+    #[serde(default)]
+    pub surface_switch_skew_sectors: u32,
+    pub zones: Vec<SerpentineZoneSpec>,
+}
+
+/// A zone of a serpentine layout: a cylinder range with one track size per surface.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SerpentineZoneSpec {
+    pub first_cylinder: u32,
+    /// Inclusive.
+    pub last_cylinder: u32,
+    /// Track size of each surface in this zone, indexed by surface.
+    pub sectors_per_track_by_surface: Vec<u32>,
+}
+
+// ---------------------------------------------------------------------------------
+// Mechanics
+// ---------------------------------------------------------------------------------
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MechanicsSpec {
+    pub rpm: u32,
+    pub seek: SeekSpec,
+    pub head_switch_ms: f64,
+    /// Added to every non-zero positioning time of a write; may be negative.
+    #[serde(default)]
+    pub write_settle_ms: f64,
+}
+
+/// How seek time depends on distance in cylinders.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum SeekSpec {
+    /// A measured curve, linearly interpolated (DiskSim `extracted`).
+    Extracted { points: Vec<SeekPoint> },
+    /// HP-style equation: `d < boundary`: a + b·√d, else c + e·d (DiskSim `hpl`).
+    Hpl(HplSeek),
+    /// `Hpl` with the first ten distances given explicitly (DiskSim `hplplus10`).
+    HplPlus10 {
+        hpl: HplSeek,
+        first_ten_ms: Vec<f64>,
+    },
+    /// Curve fitted through published single-cylinder, average and full-stroke
+    /// times (for drives known only from a data sheet).
+    Published {
+        single_cylinder_ms: f64,
+        average_ms: f64,
+        full_stroke_ms: f64,
+    },
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub struct SeekPoint {
+    pub distance_cylinders: u32,
+    pub time_ms: f64,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct HplSeek {
+    pub boundary_cylinders: u32,
+    pub short_base_ms: f64,
+    pub short_sqrt_ms: f64,
+    pub long_base_ms: f64,
+    pub long_per_cylinder_ms: f64,
+    /// Single-cylinder seek time, if the equation overrides it (V6 != -1).
+    #[serde(default)]
+    pub single_cylinder_ms: Option<f64>,
+}
+
+// ---------------------------------------------------------------------------------
+// Firmware (controller, cache, queue, host link)
+// ---------------------------------------------------------------------------------
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FirmwareSpec {
+    /// Host-link time per sector: max(bus block time, drive bulk sector transfer time).
+    pub bus_sector_transfer_ms: f64,
+    #[serde(default)]
+    pub per_request_overhead_ms: f64,
+    #[serde(default = "one_f64")]
+    pub overhead_time_scale: f64,
+    pub overheads: OverheadSpec,
+    pub bus: BusPolicySpec,
+    pub cache: CacheSpec,
+    pub queue: QueueSpec,
+    /// Zero-latency (access-on-arrival) reads.
+    pub immediate_buffer_read: bool,
+    /// Zero-latency (access-on-arrival) writes.
+    pub immediate_buffer_write: bool,
+}
+
+fn one_f64() -> f64 {
+    1.0
+}
+
+/// Controller overheads (DiskSim names in comments).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct OverheadSpec {
+    pub read_hit_after_read_ms: f64,
+    pub read_hit_after_write_ms: f64,
+    pub read_miss_after_read_ms: f64,
+    pub read_miss_after_write_ms: f64,
+    pub write_hit_after_read_ms: f64,
+    pub write_hit_after_write_ms: f64,
+    pub write_miss_after_read_ms: f64,
+    pub write_miss_after_write_ms: f64,
+    pub read_completion_ms: f64,
+    pub write_completion_ms: f64,
+    pub data_preparation_ms: f64,
+    pub first_reselect_ms: f64,
+    pub other_reselect_ms: f64,
+    pub read_disconnect_after_read_ms: f64,
+    pub read_disconnect_after_write_ms: f64,
+    pub write_disconnect_ms: f64,
+    /// 4.0's extra disconnect for non-sequential writes after writes.
+    #[serde(default)]
+    pub extra_write_disconnect: bool,
+    #[serde(default)]
+    pub extra_disconnect_command_ms: f64,
+    #[serde(default)]
+    pub extra_disconnect_ms: f64,
+    #[serde(default)]
+    pub extra_inter_disconnect_ms: f64,
+    #[serde(default)]
+    pub extra_second_disconnect_ms: f64,
+    #[serde(default)]
+    pub extra_disconnect_seek_delta_ms: f64,
+    /// A non-sequential write's positioning takes at least this long.
+    #[serde(default)]
+    pub minimum_seek_delay_ms: f64,
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct BusPolicySpec {
+    pub hold_bus_for_whole_read: bool,
+    pub hold_bus_for_whole_write: bool,
+    pub never_disconnect: bool,
+}
+
+/// Read-ahead policy (DiskSim `Buffer continuous read`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ReadAheadMode {
+    /// 0: no read-ahead beyond the request.
+    Off,
+    /// 1: up to the maximum, stopping at the first head or cylinder change.
+    StopAtTrackEnd,
+    /// 2: up to the maximum, stopping at the first cylinder change.
+    StopAtCylinderEnd,
+    /// 3: up to the maximum.
+    Continuous,
+    /// 4: to the end of the track after the request (the maximum is not consulted).
+    ToEndOfNextTrack,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CacheSpec {
+    pub enabled: bool,
+    pub segments: u32,
+    pub segment_sectors: u32,
+    pub max_write_segments: u32,
+    pub separate_write_segment: bool,
+    pub low_water_mark: f64,
+    pub high_water_mark: f64,
+    pub watermark_by_request_size: bool,
+    pub read_ahead: ReadAheadMode,
+    pub min_read_ahead_sectors: u32,
+    pub max_read_ahead_sectors: u32,
+    /// DiskSim's `Read-ahead over requested` as written in the file (-1, 0 or 1).
+    pub read_ahead_over_requested: i32,
+    pub read_ahead_on_idle_hit: bool,
+    pub read_any_free_blocks: bool,
+    pub allow_almost_read_hits: bool,
+    pub read_hits_on_write_data: bool,
+    /// 0 = write-through, 1 and 2 = write-back.
+    pub fast_write_level: u8,
+    pub combine_sequential_writes: bool,
+    pub stop_prefetch_in_sector: bool,
+    pub disconnect_write_if_seek: bool,
+    pub write_hit_stops_prefetch: bool,
+    pub read_directly_to_buffer: bool,
+    pub immediate_transfer_partial_hit: bool,
+    pub preseek_level: u8,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SchedulingPolicy {
+    /// First come, first served.
+    Fcfs,
+    /// Shortest positioning time first (seek + rotation, computed by the drive).
+    Sptf,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct QueueSpec {
+    /// The most requests outstanding at the drive (tagged command queue depth).
+    pub max_queue_length: u32,
+    pub policy: SchedulingPolicy,
+}
+
+// ---------------------------------------------------------------------------------
+// Power
+// ---------------------------------------------------------------------------------
+
+/// Power states and transitions. Defaults are generic 3.5-inch 10K RPM figures
+/// and say so in `provenance`; catalog drives from the disaster-recovery paper
+/// carry their own.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PowerSpec {
+    /// Power while seeking or transferring.
+    pub active_watts: f64,
+    /// Power while spinning with no request.
+    pub idle_watts: f64,
+    /// Power while spun down.
+    pub standby_watts: f64,
+    pub spin_up_ms: f64,
+    pub spin_up_joules: f64,
+    pub spin_down_ms: f64,
+    pub spin_down_joules: f64,
+}
+
+impl Default for PowerSpec {
+    fn default() -> Self {
+        // Ultrastar 36Z15 data-sheet class figures; used only where a drive has none.
+        PowerSpec {
+            active_watts: 13.5,
+            idle_watts: 10.2,
+            standby_watts: 2.5,
+            spin_up_ms: 10_900.0,
+            spin_up_joules: 135.0,
+            spin_down_ms: 1_500.0,
+            spin_down_joules: 13.0,
+        }
+    }
+}
