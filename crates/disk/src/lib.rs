@@ -21,3 +21,6 @@ pub mod layout;
 pub mod spec;
 
 pub use spec::DriveSpec;
+pub mod catalog;
+pub mod drive;
+pub mod import;

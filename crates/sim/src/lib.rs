@@ -12,4 +12,6 @@
 
 pub mod device;
 pub mod request;
+pub mod stats;
+pub mod trace;
 pub mod units;
