@@ -1,9 +1,185 @@
-//! `spinstack validate`. OWNER: see the module's helper.
+//! `spinstack validate`: replay DiskSim validation traces and print the demerit.
+
+use anyhow::Context;
+use spinstack_disk::validate::{disksim_demerit_ms, replay, ValidateReport};
+use std::path::{Path, PathBuf};
 
 /// Arguments of `spinstack validate`.
 #[derive(clap::Args)]
-pub struct Args {}
+pub struct Args {
+    /// Drive: a DiskSim `.parv` path or a catalog name (omit with --all).
+    #[arg(required_unless_present = "all")]
+    drive: Option<String>,
+    /// DiskSim validate trace (`R|W tag blkno bcount service_us think_us`).
+    #[arg(required_unless_present = "all")]
+    trace: Option<PathBuf>,
+    /// Run every drive of a folder laid out as params/NAME.parv + traces/NAME.trace.
+    #[arg(long, value_name = "DIR", conflicts_with_all = ["drive", "trace"])]
+    all: Option<PathBuf>,
+    /// Print JSON instead of text.
+    #[arg(long)]
+    json: bool,
+    /// Also print the first N requests: measured and simulated response, breakdown.
+    #[arg(long, value_name = "N", default_value_t = 0)]
+    show: usize,
+    /// Write every request as CSV (direction, lbn, sectors, simulated ms, cache hit).
+    #[arg(long, value_name = "FILE")]
+    csv: Option<PathBuf>,
+}
 
-pub fn run(_args: Args) -> anyhow::Result<()> {
-    anyhow::bail!("`spinstack validate` is not implemented yet")
+pub fn run(args: Args) -> anyhow::Result<()> {
+    if let Some(dir) = &args.all {
+        return run_all(dir, args.json);
+    }
+    let (Some(drive), Some(trace)) = (&args.drive, &args.trace) else {
+        anyhow::bail!("give a drive and a trace, or --all DIR");
+    };
+    let report = run_one(drive, trace)?;
+    if let Some(path) = &args.csv {
+        let mut out = String::from("direction,lbn,sectors,simulated_ms,cache_hit\n");
+        for c in &report.completions {
+            out += &format!(
+                "{:?},{},{},{:.6},{}\n",
+                c.request.direction,
+                c.request.lbn.0,
+                c.request.sectors.0,
+                c.response_time().as_ms_f64(),
+                c.cache_hit
+            );
+        }
+        std::fs::write(path, out).with_context(|| format!("writing {}", path.display()))?;
+    }
+    for c in report.completions.iter().take(args.show) {
+        let b = &c.breakdown;
+        println!(
+            "#{:<5} {:?} {:>9} +{:<4} sim {:>10.6} ms  hit {:<5} ovh {:.3} seek {:.3} lat {:.3} hsw {:.3} media {:.3} bus {:.3}",
+            c.request.id.0 + 1,
+            c.request.direction,
+            c.request.lbn.0,
+            c.request.sectors.0,
+            c.response_time().as_ms_f64(),
+            c.cache_hit,
+            b.overhead.as_ms_f64(),
+            b.seek.as_ms_f64(),
+            b.rotational_latency.as_ms_f64(),
+            b.head_switch.as_ms_f64(),
+            b.media_transfer.as_ms_f64(),
+            b.bus_transfer.as_ms_f64(),
+        );
+    }
+    if args.json {
+        println!("{}", serde_json::to_string_pretty(&report)?);
+    } else {
+        println!(
+            "{}: {} requests, demerit {:.4} ms, mean measured {:.3} ms, mean simulated {:.3} ms",
+            report.drive,
+            report.requests,
+            report.demerit_ms,
+            report.mean_measured_ms,
+            report.mean_simulated_ms
+        );
+    }
+    Ok(())
+}
+
+fn run_one(drive: &str, trace: &Path) -> anyhow::Result<ValidateReport> {
+    let spec = spinstack_disk::catalog::resolve(drive)
+        .with_context(|| format!("loading drive {drive}"))?;
+    let records = spinstack_sim::trace::read_validate_trace(trace)
+        .with_context(|| format!("reading trace {}", trace.display()))?;
+    let mut report = replay(&spec, &records)
+        .with_context(|| format!("replaying {} on {}", trace.display(), spec.name))?;
+    if let Some(stem) = Path::new(drive).file_stem().and_then(|s| s.to_str()) {
+        if drive.ends_with(".parv") {
+            report.drive = stem.to_string();
+        }
+    }
+    Ok(report)
+}
+
+/// One row of the `--all` table.
+#[derive(serde::Serialize)]
+struct Row {
+    drive: String,
+    #[serde(flatten)]
+    report: Option<ValidateReport>,
+    error: Option<String>,
+    disksim_demerit_ms: Option<f64>,
+}
+
+fn run_all(dir: &Path, json: bool) -> anyhow::Result<()> {
+    let params = dir.join("params");
+    let traces = dir.join("traces");
+    let mut names: Vec<String> = std::fs::read_dir(&traces)
+        .with_context(|| format!("listing {}", traces.display()))?
+        .filter_map(|e| e.ok())
+        .filter_map(|e| {
+            let p = e.path();
+            (p.extension()? == "trace").then(|| p.file_stem()?.to_str().map(String::from))?
+        })
+        .collect();
+    names.sort();
+    let rows: Vec<Row> = names
+        .iter()
+        .map(|name| {
+            let parv = params.join(format!("{name}.parv"));
+            let trace = traces.join(format!("{name}.trace"));
+            let result = run_one(&parv.to_string_lossy(), &trace);
+            let (report, error) = match result {
+                Ok(r) => (Some(r), None),
+                Err(e) => (None, Some(format!("{e:#}"))),
+            };
+            Row {
+                drive: name.clone(),
+                report,
+                error,
+                disksim_demerit_ms: disksim_demerit_ms(name),
+            }
+        })
+        .collect();
+    if json {
+        println!("{}", serde_json::to_string_pretty(&rows)?);
+    } else {
+        print_table(&rows);
+    }
+    Ok(())
+}
+
+fn print_table(rows: &[Row]) {
+    println!(
+        "{:<12} {:>8} {:>11} {:>13} {:>12} {:>14}  verdict",
+        "drive", "requests", "demerit ms", "DiskSim ms", "mean meas.", "mean sim."
+    );
+    for row in rows {
+        let disksim = row
+            .disksim_demerit_ms
+            .map_or("none".to_string(), |d| format!("{d:.3}"));
+        match (&row.report, &row.error) {
+            (Some(r), _) => {
+                let verdict = match row.disksim_demerit_ms {
+                    Some(d) if r.demerit_ms <= d => "at or below DiskSim",
+                    Some(_) => "above DiskSim",
+                    None => "no DiskSim figure",
+                };
+                println!(
+                    "{:<12} {:>8} {:>11.4} {:>13} {:>12.3} {:>14.3}  {}",
+                    row.drive,
+                    r.requests,
+                    r.demerit_ms,
+                    disksim,
+                    r.mean_measured_ms,
+                    r.mean_simulated_ms,
+                    verdict
+                );
+            }
+            (None, error) => println!(
+                "{:<12} {:>8} {:>11} {:>13}  error: {}",
+                row.drive,
+                "-",
+                "-",
+                disksim,
+                error.as_deref().unwrap_or("unknown")
+            ),
+        }
+    }
 }

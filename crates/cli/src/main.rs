@@ -3,6 +3,9 @@
 use clap::{Parser, Subcommand};
 
 mod cmd_disks;
+mod cmd_extract;
+mod cmd_report;
+mod cmd_reproduce;
 mod cmd_simulate;
 mod cmd_validate;
 
@@ -22,6 +25,12 @@ enum Command {
     Validate(cmd_validate::Args),
     /// Run a synthetic workload on a drive and print response-time statistics.
     Simulate(cmd_simulate::Args),
+    /// Extract a drive's track boundaries (simulated drive or real device).
+    Extract(cmd_extract::Args),
+    /// Reproduce paper figures: data, plot and claims table per experiment.
+    Reproduce(cmd_reproduce::Args),
+    /// Gather reproduced experiments into one REPORT.md and report.html.
+    Report(cmd_report::Args),
 }
 
 fn main() {
@@ -30,6 +39,9 @@ fn main() {
         Command::Disks(args) => cmd_disks::run(args),
         Command::Validate(args) => cmd_validate::run(args),
         Command::Simulate(args) => cmd_simulate::run(args),
+        Command::Extract(args) => cmd_extract::run(args),
+        Command::Reproduce(args) => cmd_reproduce::run(args),
+        Command::Report(args) => cmd_report::run(args),
     };
     if let Err(error) = result {
         eprintln!("spinstack: error: {error:#}");

@@ -24,3 +24,4 @@ pub use spec::DriveSpec;
 pub mod catalog;
 pub mod drive;
 pub mod import;
+pub mod validate;

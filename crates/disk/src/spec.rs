@@ -222,7 +222,14 @@ pub struct HplSeek {
 #[serde(deny_unknown_fields)]
 pub struct FirmwareSpec {
     /// Host-link time per sector: max(bus block time, drive bulk sector transfer time).
+    /// For writes, see `bus_write_sector_transfer_ms`.
     pub bus_sector_transfer_ms: f64,
+    /// Host-link time per sector for writes, when it differs from reads: DiskSim's
+    /// bus has separate `Read`/`Write block transfer time`s and picks one by the
+    /// request's direction (hp_c2247a: 0.1701 read, 0.18686 write). `None` = writes
+    /// use `bus_sector_transfer_ms`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bus_write_sector_transfer_ms: Option<f64>,
     #[serde(default)]
     pub per_request_overhead_ms: f64,
     #[serde(default = "one_f64")]

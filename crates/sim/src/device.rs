@@ -35,3 +35,20 @@ pub enum DeviceError {
     #[error("the device queue is full ({depth} requests)")]
     QueueFull { depth: usize },
 }
+
+/// Boxed devices (e.g. `Box<dyn BlockDevice>`) are devices, so one engine can hold
+/// different kinds.
+impl<T: BlockDevice + ?Sized> BlockDevice for Box<T> {
+    fn capacity(&self) -> Sectors {
+        (**self).capacity()
+    }
+    fn submit(&mut self, request: BlockRequest) -> Result<(), DeviceError> {
+        (**self).submit(request)
+    }
+    fn next_event_time(&self) -> Option<Nanoseconds> {
+        (**self).next_event_time()
+    }
+    fn advance(&mut self, now: Nanoseconds, completed: &mut Vec<Completion>) {
+        (**self).advance(now, completed)
+    }
+}

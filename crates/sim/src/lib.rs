@@ -7,11 +7,21 @@
 //! **Invariants.** No wall clock inside; a run is a pure function of its inputs and
 //! its seed; events at equal times are served in the order they were scheduled.
 //!
+//! **Modules.** [`units`], [`request`] and [`device`] are the contracts; [`engine`]
+//! runs many devices on one clock; [`driver`] feeds it (closed and open loop);
+//! [`workload`] makes seeded synthetic requests; [`trace`] reads DiskSim validate
+//! traces; [`stats`] summarises response times and computes DiskSim's demerit;
+//! [`fake`] is a fixed-service device for tests and benchmarks.
+//!
 //! **What it does not model.** Anything about a particular device: that is the
 //! business of the crates that implement [`device::BlockDevice`].
 
 pub mod device;
+pub mod driver;
+pub mod engine;
+pub mod fake;
 pub mod request;
 pub mod stats;
 pub mod trace;
 pub mod units;
+pub mod workload;

@@ -1,11 +1,28 @@
 //! LBN ↔ PBN mapping and track boundaries (pure: no timing).
 //!
-//! OWNER: layout helper. The public API below is the contract other crates code
-//! against; bodies marked `todo!` are to be written.
+//! OWNER: layout helper. Two layouts: DiskSim's zoned `dm_layout_g1`
+//! ([`zoned`], notes §2) and the serpentine numbering of the validation paper
+//! ([`serpentine`]). [`Layout::new`] validates the spec and precomputes tables
+//! so that `lbn_to_pbn` and `track_of` are O(log zones + log slips) with no
+//! allocation; `Layout` is cheap to clone (shared tables).
+//!
+//! Invariants (checked by the property tests): LBNs `0..capacity` and the
+//! sectors reported as `SectorContent::Data` are in bijection through
+//! `lbn_to_pbn`/`pbn_to_lbn`; `track_of(lbn)` contains `lbn`; `tracks()`
+//! partitions `0..capacity` in LBN order. Where the zoned layout deliberately
+//! differs from DiskSim is listed at the top of `zoned.rs`.
+
+mod angle;
+mod serpentine;
+mod sparing;
+mod zoned;
 
 use crate::spec::LayoutSpec;
 use serde::{Deserialize, Serialize};
+use serpentine::SerpentineLayout;
 use spinstack_sim::units::{Lbn, Sectors};
+use std::sync::Arc;
+use zoned::ZonedLayout;
 
 /// A physical sector address. `sector` is the logical-order index on the track
 /// (sector 0 holds the track's lowest LBN slot), as in DiskSim.
@@ -49,7 +66,7 @@ impl TrackExtent {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 pub struct Angle(pub u32);
 
-#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+#[derive(Clone, Debug, thiserror::Error, PartialEq, Eq)]
 pub enum LayoutError {
     #[error("{lbn} is beyond the drive's capacity of {capacity}")]
     LbnOutOfRange { lbn: Lbn, capacity: Sectors },
@@ -63,51 +80,81 @@ pub enum LayoutError {
 #[derive(Clone, Debug)]
 pub struct Layout {
     spec: LayoutSpec,
+    model: Arc<Model>,
+}
+
+#[derive(Debug)]
+enum Model {
+    Zoned(ZonedLayout),
+    Serpentine(SerpentineLayout),
+}
+
+/// Calls the same method on whichever model the layout holds.
+macro_rules! dispatch {
+    ($self:ident, $model:ident => $call:expr) => {
+        match &*$self.model {
+            Model::Zoned($model) => $call,
+            Model::Serpentine($model) => $call,
+        }
+    };
 }
 
 impl Layout {
     pub fn new(spec: &LayoutSpec) -> Result<Layout, LayoutError> {
-        let _ = spec;
-        todo!("layout helper")
+        let model = match spec {
+            LayoutSpec::Zoned(zoned) => Model::Zoned(ZonedLayout::new(zoned)?),
+            LayoutSpec::Serpentine(serp) => Model::Serpentine(SerpentineLayout::new(serp)?),
+        };
+        Ok(Layout {
+            spec: spec.clone(),
+            model: Arc::new(model),
+        })
     }
     pub fn spec(&self) -> &LayoutSpec {
         &self.spec
     }
     /// LBNs the drive exports (derived from the layout, as DiskSim does).
     pub fn capacity(&self) -> Sectors {
-        todo!()
+        dispatch!(self, m => m.capacity())
     }
     pub fn cylinders(&self) -> u32 {
-        todo!()
+        dispatch!(self, m => m.cylinders())
     }
     pub fn surfaces(&self) -> u32 {
-        todo!()
+        dispatch!(self, m => m.surfaces())
     }
+    /// Where `lbn` is stored: its replacement sector if its home sector is a
+    /// remapped defect. `sector` is the logical-order index on the track.
     pub fn lbn_to_pbn(&self, lbn: Lbn) -> Result<Pbn, LayoutError> {
-        let _ = lbn;
-        todo!()
+        dispatch!(self, m => m.lbn_to_pbn(lbn))
     }
     pub fn pbn_to_lbn(&self, pbn: Pbn) -> Result<SectorContent, LayoutError> {
-        let _ = pbn;
-        todo!()
+        dispatch!(self, m => m.pbn_to_lbn(pbn))
     }
     /// Physical sectors on the track at (cylinder, surface), counting spares and slips.
     pub fn sectors_per_track(&self, cylinder: u32, surface: u32) -> Result<u32, LayoutError> {
-        let _ = (cylinder, surface);
-        todo!()
+        dispatch!(self, m => m.sectors_per_track(cylinder, surface))
     }
-    /// The track holding `lbn`, as a track-boundary query.
+    /// The track holding `lbn`, as a track-boundary query: the lowest LBN and
+    /// the count of LBNs on it. As in DiskSim, remapping is ignored: a remapped
+    /// LBN belongs to its home (defective) track, whose LBN range stays
+    /// contiguous; use [`Layout::is_remapped`] to learn that it lives elsewhere.
     pub fn track_of(&self, lbn: Lbn) -> Result<TrackExtent, LayoutError> {
-        let _ = lbn;
-        todo!()
+        dispatch!(self, m => m.track_of(lbn))
+    }
+    /// Whether `lbn` is stored in a replacement sector away from its home track.
+    pub fn is_remapped(&self, lbn: Lbn) -> Result<bool, LayoutError> {
+        match &*self.model {
+            Model::Zoned(m) => m.is_remapped(lbn),
+            Model::Serpentine(m) => m.lbn_to_pbn(lbn).map(|_| false),
+        }
     }
     /// Every track that holds at least one LBN, in LBN order: the true track map.
     pub fn tracks(&self) -> Vec<TrackExtent> {
-        todo!()
+        dispatch!(self, m => m.tracks())
     }
     /// Angle at which the physical sector starts passing under the head.
     pub fn angle_of(&self, pbn: Pbn) -> Result<Angle, LayoutError> {
-        let _ = pbn;
-        todo!()
+        dispatch!(self, m => m.angle_of(pbn))
     }
 }

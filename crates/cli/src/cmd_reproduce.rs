@@ -1,0 +1,84 @@
+//! `spinstack reproduce ID... | --all [--out DIR]`: run experiments and write, per
+//! experiment, `DIR/ID/{data.csv, plot.svg, plot.png, summary.md, summary.json}`.
+
+use anyhow::Context;
+use indicatif::{ProgressBar, ProgressStyle};
+use spinstack_lab::harness::{run_and_write, RunContext, Scale, DEFAULT_SEED};
+use spinstack_lab::plot::Rasteriser;
+use std::path::PathBuf;
+
+/// Arguments of `spinstack reproduce`.
+#[derive(clap::Args)]
+pub struct Args {
+    /// Experiment ids (see --list).
+    #[arg(required_unless_present_any = ["all", "list"])]
+    ids: Vec<String>,
+    /// Run every experiment.
+    #[arg(long, conflicts_with = "ids")]
+    all: bool,
+    /// List the experiments and exit.
+    #[arg(long)]
+    list: bool,
+    /// Output directory.
+    #[arg(long, default_value = "results")]
+    out: PathBuf,
+    /// Random requests per data point (the paper used 5000).
+    #[arg(long, default_value_t = Scale::PAPER.requests_per_point)]
+    requests: usize,
+    /// Base seed of every random stream.
+    #[arg(long, default_value_t = DEFAULT_SEED)]
+    seed: u64,
+}
+
+pub fn run(args: Args) -> anyhow::Result<()> {
+    if args.list {
+        for experiment in spinstack_lab::all() {
+            println!("{:<26} {}", experiment.id(), experiment.title());
+        }
+        return Ok(());
+    }
+    let experiments = if args.all {
+        spinstack_lab::all()
+    } else {
+        args.ids.iter().map(|id| spinstack_lab::find(id)).collect::<Result<_, _>>()?
+    };
+    anyhow::ensure!(args.requests >= 10, "--requests must be at least 10");
+    std::fs::create_dir_all(&args.out)
+        .with_context(|| format!("creating {}", args.out.display()))?;
+    let rasteriser = match Rasteriser::new() {
+        Ok(r) => Some(r),
+        Err(error) => {
+            eprintln!("spinstack: {error}");
+            None
+        }
+    };
+    let style = ProgressStyle::with_template("{prefix:>26} [{bar:30}] {pos}/{len} points {elapsed}")
+        .expect("valid template")
+        .progress_chars("=> ");
+    for experiment in experiments {
+        let bar = ProgressBar::new(0).with_style(style.clone()).with_prefix(experiment.id());
+        let context = RunContext {
+            scale: Scale {
+                requests_per_point: args.requests,
+            },
+            seed: args.seed,
+            progress: &bar,
+        };
+        let written = run_and_write(experiment, &context, &args.out, rasteriser.as_ref())
+            .with_context(|| format!("experiment {}", experiment.id()))?;
+        bar.finish_and_clear();
+        println!(
+            "{:<26} {}/{} claims within tolerance -> {}",
+            written.id,
+            written.claims_within,
+            written.claims_total,
+            written.directory.join("summary.md").display()
+        );
+    }
+    println!(
+        "Results in {}. Run `spinstack report --out {}` for REPORT.md and report.html.",
+        args.out.display(),
+        args.out.display()
+    );
+    Ok(())
+}

@@ -1,0 +1,154 @@
+//! The drive's segmented buffer cache (notes §4.3): a fixed number of segments,
+//! each a window of at most `segment_sectors` consecutive LBNs, chosen by DiskSim's
+//! priorities with least-recently-used tie-breaking.
+
+/// What a segment holds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SegmentState {
+    /// No valid data.
+    Empty,
+    /// Data that is also on the media.
+    Clean,
+    /// Written data not yet on the media (write-back).
+    Dirty,
+}
+
+/// One cache segment: valid blocks `[start, end)` (besides blocks an active
+/// media plan is still bringing in).
+#[derive(Clone, Copy, Debug)]
+pub struct Segment {
+    pub start: u64,
+    pub end: u64,
+    pub state: SegmentState,
+    /// Last use; the smallest stamp is the least recently used.
+    pub stamp: u64,
+}
+
+/// The set of segments. Bound: `segments.len()` never changes after construction.
+#[derive(Clone, Debug)]
+pub struct Cache {
+    pub segments: Vec<Segment>,
+    pub segment_sectors: u64,
+    clock: u64,
+}
+
+impl Cache {
+    pub fn new(count: usize, segment_sectors: u64) -> Cache {
+        let empty = Segment {
+            start: 0,
+            end: 0,
+            state: SegmentState::Empty,
+            stamp: 0,
+        };
+        Cache {
+            segments: vec![empty; count.max(1)],
+            segment_sectors: segment_sectors.max(1),
+            clock: 0,
+        }
+    }
+
+    /// Mark a segment as just used (moves it to the tail of the LRU order).
+    pub fn touch(&mut self, index: usize) {
+        self.clock += 1;
+        self.segments[index].stamp = self.clock;
+    }
+
+    /// Set a segment's contents, keeping the window within the segment size by
+    /// dropping its oldest blocks.
+    pub fn set(&mut self, index: usize, start: u64, end: u64, state: SegmentState) {
+        let start = start.max(end.saturating_sub(self.segment_sectors));
+        let seg = &mut self.segments[index];
+        seg.start = start;
+        seg.end = end;
+        seg.state = if start >= end {
+            SegmentState::Empty
+        } else {
+            state
+        };
+    }
+
+    pub fn clear(&mut self, index: usize) {
+        self.set(index, 0, 0, SegmentState::Empty);
+    }
+
+    /// Pick a segment for new data by priority (`score`, higher wins; 0 = not
+    /// eligible), ties to the least recently used.
+    pub fn choose(&self, score: impl Fn(usize, &Segment) -> u32) -> Option<usize> {
+        let mut best: Option<(u32, u64, usize)> = None;
+        for (i, seg) in self.segments.iter().enumerate() {
+            let s = score(i, seg);
+            if s == 0 {
+                continue;
+            }
+            let better = match best {
+                None => true,
+                Some((bs, bstamp, _)) => s > bs || (s == bs && seg.stamp < bstamp),
+            };
+            if better {
+                best = Some((s, seg.stamp, i));
+            }
+        }
+        best.map(|(_, _, i)| i)
+    }
+
+    /// Empty every clean segment other than `keep` that overlaps `[start, end)`.
+    pub fn invalidate_overlaps(&mut self, keep: usize, start: u64, end: u64) {
+        for i in 0..self.segments.len() {
+            let seg = self.segments[i];
+            if i != keep && seg.state == SegmentState::Clean && seg.start < end && start < seg.end {
+                self.clear(i);
+            }
+        }
+    }
+}
+
+/// Merge done block ranges into a segment window `[start, end)` and return the
+/// contiguous range that holds `anchor` (or the last merged range).
+pub fn merge_ranges(start: u64, end: u64, done: &[(u64, u32)], anchor: u64) -> (u64, u64) {
+    let mut ranges: Vec<(u64, u64)> = done
+        .iter()
+        .map(|&(f, c)| (f, f + c as u64))
+        .filter(|r| r.0 < r.1)
+        .collect();
+    if start < end {
+        ranges.push((start, end));
+    }
+    if ranges.is_empty() {
+        return (anchor, anchor);
+    }
+    ranges.sort_unstable();
+    let mut merged: Vec<(u64, u64)> = Vec::with_capacity(ranges.len());
+    for r in ranges {
+        match merged.last_mut() {
+            Some(last) if r.0 <= last.1 => last.1 = last.1.max(r.1),
+            _ => merged.push(r),
+        }
+    }
+    merged
+        .iter()
+        .copied()
+        .find(|r| r.0 <= anchor && anchor < r.1.max(r.0 + 1))
+        .unwrap_or(*merged.last().unwrap_or(&(anchor, anchor)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    // Proves merging keeps the range holding the anchor and joins adjacent runs.
+    #[test]
+    fn merge_joins_adjacent_runs() {
+        assert_eq!(merge_ranges(10, 20, &[(20, 5), (40, 3)], 12), (10, 25));
+        assert_eq!(merge_ranges(0, 0, &[(40, 3)], 12), (40, 43));
+    }
+
+    // Proves the window never exceeds the segment size and LRU breaks ties.
+    #[test]
+    fn window_and_lru() {
+        let mut c = Cache::new(2, 8);
+        c.set(0, 0, 20, SegmentState::Clean);
+        assert_eq!((c.segments[0].start, c.segments[0].end), (12, 20));
+        c.touch(0);
+        assert_eq!(c.choose(|_, _| 1), Some(1));
+    }
+}

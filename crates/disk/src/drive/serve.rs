@@ -1,0 +1,658 @@
+//! One request's timeline: cache lookup, overheads, media plan, host transfer
+//! (notes §4.2, §4.3). Background jobs are resolved lazily here.
+
+use super::*;
+
+/// Whether write data reaches the buffer block by block (physical) rather than in
+/// one chunk at the end of the host transfer (DiskSim).
+const PROGRESSIVE_WRITE_DATA: bool = true;
+
+/// Per-block "in the buffer" time for a block already cached.
+const CACHED: Picoseconds = i64::MIN;
+
+impl Drive {
+    /// Finish the background job if it is over by `t`.
+    fn settle(&mut self, t: Picoseconds) {
+        if self.job.as_ref().is_some_and(|j| j.arm_after.free_ps <= t) {
+            if let Some(job) = self.job.take() {
+                self.finish_job(job);
+            }
+        }
+    }
+
+    fn finish_job(&mut self, job: Job) {
+        match job.kind {
+            JobKind::Prefetch => {
+                let done: Vec<(u64, u32)> = job.runs.iter().map(|r| (r.first, r.count)).collect();
+                self.merge_into(job.segment, &done, job.anchor);
+            }
+            JobKind::Flush => {
+                if self.firmware.read_hits_on_write_data {
+                    let seg = self.cache.segments[job.segment];
+                    self.cache
+                        .set(job.segment, seg.start, seg.end, SegmentState::Clean);
+                } else {
+                    self.cache.clear(job.segment);
+                }
+            }
+        }
+        self.arm = job.arm_after;
+    }
+
+    fn merge_into(&mut self, index: usize, done: &[(u64, u32)], anchor: u64) {
+        let seg = self.cache.segments[index];
+        let (start, end) = if seg.state == SegmentState::Empty {
+            merge_ranges(0, 0, done, anchor)
+        } else {
+            merge_ranges(seg.start, seg.end, done, anchor)
+        };
+        self.cache.set(index, start, end, SegmentState::Clean);
+    }
+
+    /// Pre-empt a running prefetch at `t`: keep the blocks read so far.
+    fn cut_prefetch(&mut self, t: Picoseconds) {
+        if !self
+            .job
+            .as_ref()
+            .is_some_and(|j| j.kind == JobKind::Prefetch)
+        {
+            return;
+        }
+        if let Some(job) = self.job.take() {
+            let cut = cut_at(&job.runs, t, job.arm_before, job.arm_after);
+            self.merge_into(job.segment, &cut.done, job.anchor);
+            self.arm = cut.arm;
+        }
+    }
+
+    /// If a flush holds the arm at `t`, wait for it: returns its end.
+    fn wait_for_flush(&mut self, t: Picoseconds) -> Option<Picoseconds> {
+        let end = self
+            .job
+            .as_ref()
+            .filter(|j| j.kind == JobKind::Flush && j.arm_after.free_ps > t)
+            .map(|j| j.arm_after.free_ps)?;
+        if let Some(job) = self.job.take() {
+            self.finish_job(job);
+        }
+        Some(end)
+    }
+
+    /// When block `lbn` is (or will be) in segment `index`'s buffer.
+    fn block_ready(&self, index: usize, lbn: u64) -> Option<Picoseconds> {
+        let seg = &self.cache.segments[index];
+        if seg.state != SegmentState::Empty && seg.start <= lbn && lbn < seg.end {
+            return Some(CACHED);
+        }
+        let job = self.job.as_ref()?;
+        if job.segment != index || job.kind != JobKind::Prefetch {
+            return None;
+        }
+        job.runs
+            .iter()
+            .find(|r| r.contains(lbn))
+            .map(|r| r.done_ps(lbn))
+    }
+
+    /// The read-ahead limit for a read of `[lbn, end)` into a segment starting at
+    /// `segment_start` (notes §4.3, `get_max_readahead`).
+    fn read_ahead_limit(&self, lbn: u64, end: u64, segment_start: u64) -> Result<u64, LayoutError> {
+        let fw = &self.firmware;
+        let limit = match fw.read_ahead {
+            ReadAheadMode::Off => end,
+            ReadAheadMode::ToEndOfNextTrack => {
+                if end >= self.capacity {
+                    end
+                } else {
+                    let t = self.layout.track_of(Lbn(end))?;
+                    let mut limit = t.end().0;
+                    if segment_start < t.first.0 {
+                        limit += self.layout.track_of(Lbn(lbn))?.sectors.0;
+                    }
+                    limit
+                }
+            }
+            _ if fw.max_read_ahead > 0 => end + fw.max_read_ahead,
+            _ => end + fw.segment_sectors,
+        };
+        Ok(limit.min(self.capacity).max(end))
+    }
+
+    fn track_stop(&self) -> TrackStop {
+        match self.firmware.read_ahead {
+            ReadAheadMode::StopAtTrackEnd => TrackStop::AtTrackChange,
+            ReadAheadMode::StopAtCylinderEnd => TrackStop::AtCylinderChange,
+            _ => TrackStop::Never,
+        }
+    }
+
+    /// Plan a new prefetching read of `[from, limit)` (blocks up to `must_end` are
+    /// the request's) into segment `index`, starting at `start` from `self.arm`.
+    fn plan_read(
+        &mut self,
+        index: usize,
+        from: u64,
+        must_end: u64,
+        limit: u64,
+        start: Picoseconds,
+        free_blocks: bool,
+    ) -> Result<(), LayoutError> {
+        let mut arm = self.arm;
+        arm.free_ps = start;
+        let mode = AccessMode {
+            is_write: false,
+            immediate: self.firmware.immediate_read,
+            free_blocks,
+            data_ready_ps: 0,
+            data_block_ps: 0,
+            data_from: 0,
+            data_min_blocks: 0,
+            stop: self.track_stop(),
+            min_first_positioning_ps: 0,
+        };
+        let mut runs = Vec::with_capacity(4);
+        let media = Media {
+            mechanics: &self.mechanics,
+            layout: &self.layout,
+        };
+        let after = media.plan(arm, from, limit, must_end, mode, &mut runs)?;
+        let planned_end = runs.iter().map(Run::end_lbn).max().unwrap_or(from);
+        self.job = Some(Job {
+            kind: JobKind::Prefetch,
+            segment: index,
+            runs,
+            arm_before: arm,
+            arm_after: after,
+            planned_end,
+            anchor: from,
+        });
+        Ok(())
+    }
+
+    /// Continue the running prefetch up to `limit` (a hit that inherits it).
+    fn extend_prefetch(&mut self, must_end: u64, limit: u64) -> Result<(), LayoutError> {
+        let stop = self.track_stop();
+        let Some(job) = self.job.as_mut() else {
+            return Ok(());
+        };
+        if job.planned_end >= limit {
+            return Ok(());
+        }
+        let mode = AccessMode {
+            is_write: false,
+            immediate: false,
+            free_blocks: false,
+            data_ready_ps: 0,
+            data_block_ps: 0,
+            data_from: 0,
+            data_min_blocks: 0,
+            stop,
+            min_first_positioning_ps: 0,
+        };
+        let media = Media {
+            mechanics: &self.mechanics,
+            layout: &self.layout,
+        };
+        let from = job.planned_end;
+        job.arm_after = media.plan(
+            job.arm_after,
+            from,
+            limit,
+            must_end.max(from),
+            mode,
+            &mut job.runs,
+        )?;
+        job.planned_end = job.runs.iter().map(Run::end_lbn).max().unwrap_or(from);
+        Ok(())
+    }
+
+    /// Choose a segment for a read miss (empty, then clean, least recently used).
+    fn segment_for_miss(&self) -> Option<usize> {
+        self.cache.choose(|_, s| match s.state {
+            SegmentState::Empty => 3,
+            SegmentState::Clean => 2,
+            SegmentState::Dirty => 0,
+        })
+    }
+
+    /// The best read hit at `t0`: (segment, whole).
+    fn find_read_hit(&self, lbn: u64, end: u64, t0: Picoseconds) -> Option<(usize, bool)> {
+        if !self.firmware.caching {
+            return None;
+        }
+        let mut best: Option<(usize, bool)> = None;
+        for i in 0..self.cache.segments.len() {
+            if !self.block_ready(i, lbn).is_some_and(|t| t <= t0) {
+                continue;
+            }
+            let whole = (lbn..end).all(|b| self.block_ready(i, b).is_some_and(|t| t <= t0));
+            if best.is_none_or(|(_, w)| whole && !w) {
+                best = Some((i, whole));
+            }
+        }
+        best
+    }
+
+    pub(super) fn serve_read(
+        &mut self,
+        req: &BlockRequest,
+        t0: Picoseconds,
+    ) -> Result<Outcome, LayoutError> {
+        self.settle(t0);
+        let last = self.last_was_write as usize;
+        let (lbn, n) = (req.lbn.0, req.sectors.0);
+        let end = lbn + n;
+        let overhead_done = t0 + self.firmware.read_miss[last];
+        let hit = self.find_read_hit(lbn, end, t0);
+        let active = self
+            .job
+            .as_ref()
+            .filter(|j| j.kind == JobKind::Prefetch)
+            .map(|j| j.segment);
+        let mut flush_end = None;
+        let index = match hit {
+            Some((s, true)) => {
+                if active == Some(s) && self.firmware.read_ahead_on_idle_hit {
+                    let limit = self.read_ahead_limit(lbn, end, self.cache.segments[s].start)?;
+                    self.extend_prefetch(end, limit)?;
+                } else if active == Some(s) {
+                    self.cut_prefetch(t0);
+                }
+                flush_end = self.wait_for_flush(t0);
+                s
+            }
+            Some((s, false)) if active == Some(s) => {
+                let limit = self.read_ahead_limit(lbn, end, self.cache.segments[s].start)?;
+                self.extend_prefetch(end, limit.max(end))?;
+                s
+            }
+            Some((s, false)) => {
+                self.cut_prefetch(t0);
+                flush_end = self.wait_for_flush(t0);
+                let seg = self.cache.segments[s];
+                let start = self.media_start(t0, overhead_done, flush_end);
+                let limit = self.read_ahead_limit(lbn, end, seg.start)?;
+                self.plan_read(s, seg.end, end, limit, start, false)?;
+                if let Some(j) = self.job.as_mut() {
+                    j.anchor = lbn;
+                }
+                s
+            }
+            None => {
+                self.cut_prefetch(t0);
+                flush_end = self.wait_for_flush(t0);
+                let s = match self.segment_for_miss() {
+                    Some(s) => s,
+                    None => 0,
+                };
+                self.cache.set(s, lbn, lbn, SegmentState::Empty);
+                let start = self.media_start(t0, overhead_done, flush_end);
+                let limit = if self.firmware.caching {
+                    self.read_ahead_limit(lbn, end, lbn)?
+                } else {
+                    end
+                };
+                self.plan_read(
+                    s,
+                    lbn,
+                    end,
+                    limit,
+                    start,
+                    self.firmware.read_any_free_blocks,
+                )?;
+                s
+            }
+        };
+        self.cache.touch(index);
+        let ready: Vec<Picoseconds> = (lbn..end)
+            .map(|b| self.block_ready(index, b).unwrap_or(CACHED))
+            .collect();
+        let done_ps = self.read_transfer(&ready, hit, t0, flush_end);
+        let cache_hit = matches!(hit, Some((_, true)));
+        let breakdown = self.breakdown(lbn, end, t0, done_ps, self.firmware.bus_read_ps);
+        if !self.firmware.caching {
+            self.drop_after_use(index, done_ps);
+        }
+        Ok(Outcome {
+            done_ps,
+            cache_hit,
+            breakdown,
+        })
+    }
+
+    /// With caching off, the segment holds nothing once the host has the data.
+    fn drop_after_use(&mut self, index: usize, done: Picoseconds) {
+        self.settle(done);
+        if let Some(job) = self.job.take() {
+            self.arm = job.arm_after;
+        }
+        self.cache.clear(index);
+    }
+
+    /// When new media work may start: after the overhead and any seek in flight
+    /// (DiskSim adds the two waits), or after a flush the request waited for.
+    fn media_start(
+        &self,
+        t0: Picoseconds,
+        overhead_done: Picoseconds,
+        flush_end: Option<Picoseconds>,
+    ) -> Picoseconds {
+        match flush_end {
+            Some(f) => f.max(overhead_done),
+            None => t0 + (overhead_done - t0).max(0) + (self.arm.free_ps - t0).max(0),
+        }
+    }
+
+    /// The host transfer of a read and its completion message.
+    fn read_transfer(
+        &self,
+        ready: &[Picoseconds],
+        hit: Option<(usize, bool)>,
+        t0: Picoseconds,
+        flush_end: Option<Picoseconds>,
+    ) -> Picoseconds {
+        let fw = &self.firmware;
+        let last = self.last_was_write as usize;
+        let reconnect = fw.reselect_ps + fw.data_prep_ps;
+        let n = ready.len() as u64;
+        let water_mark = fw.read_water_mark_blocks(n);
+        let mut plan = BusPlan {
+            connect_ps: 0,
+            per_block_ps: fw.bus_read_ps,
+            hold: fw.hold_bus_read || fw.never_disconnect,
+            water_mark,
+            reconnect_ps: reconnect,
+            disconnect_ps: fw.read_disconnect[last],
+        };
+        if hit.is_some() {
+            plan.connect_ps = t0 + fw.read_hit[last] + fw.data_prep_ps;
+            if let Some(f) = flush_end {
+                plan.connect_ps = plan.connect_ps.max(f + reconnect);
+            }
+        } else if fw.never_disconnect {
+            plan.connect_ps = t0 + fw.read_miss[last] + fw.data_prep_ps;
+        } else {
+            let mut sorted = ready.to_vec();
+            sorted.sort_unstable();
+            let need = sorted[(water_mark as usize).min(sorted.len()) - 1];
+            plan.connect_ps =
+                (t0 + fw.read_miss[last] + fw.read_disconnect[last]).max(need) + reconnect;
+        }
+        let (end, _) = bus_pipeline(ready, plan);
+        end + fw.read_completion_ps
+    }
+
+    /// Where the time went, from the runs that carried the request's blocks.
+    fn breakdown(
+        &self,
+        lbn: u64,
+        end: u64,
+        t0: Picoseconds,
+        done: Picoseconds,
+        bus_ps: Picoseconds,
+    ) -> TimeBreakdown {
+        let mut b = TimeBreakdown::default();
+        let n = (end - lbn) as i64;
+        b.bus_transfer = ps_to_ns(n * bus_ps);
+        let Some(job) = self.job.as_ref() else {
+            b.overhead = ps_to_ns(done - t0 - n * bus_ps);
+            return b;
+        };
+        let mut media_blocks = 0i64;
+        let mut first = true;
+        let mut last_track = None;
+        for r in job
+            .runs
+            .iter()
+            .filter(|r| r.first < end && r.end_lbn() > lbn)
+        {
+            let track = (r.cylinder, r.surface, r.arrive_ps);
+            if last_track != Some(track) {
+                let positioning = r.arrive_ps - r.positioning_start_ps;
+                if first && r.moved_arm {
+                    b.seek = ps_to_ns(positioning);
+                } else {
+                    b.head_switch += ps_to_ns(positioning);
+                }
+                if first {
+                    b.rotational_latency = ps_to_ns(r.start_ps - r.arrive_ps);
+                    b.overhead = ps_to_ns(r.positioning_start_ps - t0);
+                }
+                first = false;
+                last_track = Some(track);
+            }
+            let lo = r.first.max(lbn);
+            let hi = r.end_lbn().min(end);
+            media_blocks += (hi - lo) as i64 * r.sector_ps;
+        }
+        if first {
+            b.overhead = ps_to_ns(done - t0 - n * bus_ps);
+        }
+        b.media_transfer = ps_to_ns(media_blocks);
+        let sum = b.overhead.0
+            + b.seek.0
+            + b.rotational_latency.0
+            + b.head_switch.0
+            + b.media_transfer.0
+            + b.bus_transfer.0;
+        b.overlap = Nanoseconds(sum.saturating_sub(ps_to_ns(done - t0).0));
+        b
+    }
+
+    pub(super) fn serve_write(
+        &mut self,
+        req: &BlockRequest,
+        t0: Picoseconds,
+    ) -> Result<Outcome, LayoutError> {
+        self.settle(t0);
+        if self.firmware.write_back {
+            self.serve_write_back(req, t0)
+        } else {
+            self.serve_write_through(req, t0)
+        }
+    }
+
+    /// DiskSim's "extra write disconnect" drives write nothing until 10 blocks
+    /// (or the whole request, if smaller; 15 for requests of 45 blocks or more) are
+    /// buffered.
+    fn write_min_buffered(&self, blocks: u64) -> u64 {
+        if !self.firmware.extra_write_disconnect {
+            1
+        } else if blocks < 45 {
+            blocks.min(10)
+        } else {
+            15
+        }
+    }
+
+    /// Media mode of a write whose data starts arriving at `connect` (one bus block
+    /// time per block from `from`).
+    fn write_mode(
+        &self,
+        connect: Picoseconds,
+        from: u64,
+        blocks: u64,
+        min_first: Picoseconds,
+    ) -> AccessMode {
+        let per_block = self.firmware.bus_write_ps;
+        let (data_ready_ps, data_block_ps) = if PROGRESSIVE_WRITE_DATA {
+            (connect + per_block, per_block)
+        } else {
+            (connect + blocks as i64 * per_block, 0)
+        };
+        AccessMode {
+            is_write: true,
+            immediate: self.firmware.immediate_write,
+            free_blocks: false,
+            data_ready_ps,
+            data_block_ps,
+            data_from: from,
+            data_min_blocks: self.write_min_buffered(blocks),
+            stop: TrackStop::Never,
+            min_first_positioning_ps: min_first,
+        }
+    }
+
+    /// Choose and fill the segment that receives a write's data.
+    fn segment_for_write(&mut self, lbn: u64, end: u64, state: SegmentState) -> usize {
+        let s = self
+            .cache
+            .choose(|_, s| match s.state {
+                SegmentState::Clean if s.start < end && lbn < s.end => 4,
+                SegmentState::Empty => 3,
+                SegmentState::Clean => 2,
+                SegmentState::Dirty => 0,
+            })
+            .unwrap_or(0);
+        self.cache.set(s, lbn, end, state);
+        self.cache.invalidate_overlaps(s, lbn, end);
+        self.cache.touch(s);
+        s
+    }
+
+    fn serve_write_back(
+        &mut self,
+        req: &BlockRequest,
+        t0: Picoseconds,
+    ) -> Result<Outcome, LayoutError> {
+        let last = self.last_was_write as usize;
+        let (lbn, n) = (req.lbn.0, req.sectors.0);
+        let end = lbn + n;
+        let fw = &self.firmware;
+        let overhead_done = t0 + fw.write_hit[last];
+        let (dp, bus, reconnect) = (
+            fw.data_prep_ps,
+            fw.bus_write_ps,
+            fw.reselect_ps + fw.data_prep_ps,
+        );
+        let completion = fw.write_completion_ps;
+        let appending = fw.combine_sequential_writes
+            && self.job.as_ref().is_some_and(|j| {
+                j.kind == JobKind::Flush && self.cache.segments[j.segment].end == lbn
+            });
+        if appending {
+            let connect = t0 + fw.write_hit[last] + dp;
+            let data_ready = connect + n as i64 * bus;
+            let mode = self.write_mode(connect, lbn, n, 0);
+            if let Some(job) = self.job.as_mut() {
+                let media = Media {
+                    mechanics: &self.mechanics,
+                    layout: &self.layout,
+                };
+                let mut arm = job.arm_after;
+                arm.free_ps = arm.free_ps.max(overhead_done);
+                job.arm_after = media.plan(arm, lbn, end, end, mode, &mut job.runs)?;
+                job.planned_end = end;
+                let s = job.segment;
+                let start = self.cache.segments[s].start;
+                self.cache.set(s, start, end, SegmentState::Dirty);
+                self.cache.touch(s);
+            }
+            self.last_write_end = Some(end);
+            let breakdown = self.breakdown(lbn, end, t0, data_ready + completion, bus);
+            return Ok(Outcome {
+                done_ps: data_ready + completion,
+                cache_hit: true,
+                breakdown,
+            });
+        }
+        self.cut_prefetch(t0);
+        let flush_end = self.wait_for_flush(t0);
+        let mut connect = t0 + self.firmware.write_hit[last] + dp;
+        if let Some(f) = flush_end {
+            connect = connect.max(f + reconnect);
+        }
+        let data_ready = connect + n as i64 * bus;
+        let start = self.media_start(t0, overhead_done, flush_end);
+        let s = self.segment_for_write(lbn, end, SegmentState::Dirty);
+        let mut arm = self.arm;
+        arm.free_ps = start;
+        let mode = self.write_mode(connect, lbn, n, 0);
+        let mut runs = Vec::with_capacity(4);
+        let media = Media {
+            mechanics: &self.mechanics,
+            layout: &self.layout,
+        };
+        let after = media.plan(arm, lbn, end, end, mode, &mut runs)?;
+        self.job = Some(Job {
+            kind: JobKind::Flush,
+            segment: s,
+            runs,
+            arm_before: arm,
+            arm_after: after,
+            planned_end: end,
+            anchor: lbn,
+        });
+        self.last_write_end = Some(end);
+        let done_ps = data_ready + completion;
+        let breakdown = self.breakdown(lbn, end, t0, done_ps, bus);
+        Ok(Outcome {
+            done_ps,
+            cache_hit: true,
+            breakdown,
+        })
+    }
+
+    fn serve_write_through(
+        &mut self,
+        req: &BlockRequest,
+        t0: Picoseconds,
+    ) -> Result<Outcome, LayoutError> {
+        let last = self.last_was_write as usize;
+        let (lbn, n) = (req.lbn.0, req.sectors.0);
+        let end = lbn + n;
+        self.cut_prefetch(t0);
+        let flush_end = self.wait_for_flush(t0);
+        let fw = &self.firmware;
+        let overhead = fw.write_miss[last];
+        let connect = t0 + overhead + fw.data_prep_ps;
+        let data_ready = connect + n as i64 * fw.bus_write_ps;
+        let sequential = self.last_write_end == Some(lbn) && self.last_was_write;
+        let min_first = if sequential { 0 } else { fw.min_seek_delay_ps };
+        let start = self.media_start(t0, t0 + overhead, flush_end);
+        let mut arm = self.arm;
+        arm.free_ps = start;
+        let mode = self.write_mode(connect, lbn, n, min_first);
+        let mut runs = Vec::with_capacity(4);
+        let media = Media {
+            mechanics: &self.mechanics,
+            layout: &self.layout,
+        };
+        let after = media.plan(arm, lbn, end, end, mode, &mut runs)?;
+        let media_end = after.free_ps;
+        let fw = &self.firmware;
+        let done_ps = if fw.never_disconnect {
+            media_end.max(data_ready) + fw.write_completion_ps
+        } else {
+            media_end.max(data_ready + fw.write_disconnect_ps)
+                + fw.reselect_ps
+                + fw.write_completion_ps
+        };
+        let bus = fw.bus_write_ps;
+        // The runs are kept as a finished job only to report the breakdown.
+        let keep = fw.caching && fw.read_hits_on_write_data;
+        let s = self.segment_for_write(lbn, end, SegmentState::Clean);
+        if !keep {
+            self.cache.clear(s);
+        }
+        self.job = Some(Job {
+            kind: JobKind::Flush,
+            segment: s,
+            runs,
+            arm_before: arm,
+            arm_after: after,
+            planned_end: end,
+            anchor: lbn,
+        });
+        let breakdown = self.breakdown(lbn, end, t0, done_ps, bus);
+        if let Some(job) = self.job.take() {
+            self.arm = job.arm_after;
+        }
+        self.last_write_end = Some(end);
+        Ok(Outcome {
+            done_ps,
+            cache_hit: false,
+            breakdown,
+        })
+    }
+}

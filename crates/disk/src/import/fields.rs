@@ -1,0 +1,150 @@
+//! Typed, checked access to one block's parameters: every failure names the file,
+//! line and parameter; unknown names are rejected up front.
+
+use super::ImportError;
+use spinstack_param::{Block, Param, Position, Value};
+
+/// What a block accepts.
+pub(super) struct Schema {
+    /// Parameters the importer reads.
+    pub used: &'static [&'static str],
+    /// Parameters DiskSim accepts but that have no effect on timing.
+    pub ignored: &'static [&'static str],
+}
+
+/// The parameters of one block (inherited ones included), checked against a schema.
+pub(super) struct Fields<'a> {
+    pub label: String,
+    pub pos: Position,
+    params: Vec<&'a Param>,
+}
+
+impl<'a> Fields<'a> {
+    pub fn new(
+        block: &Block,
+        params: Vec<&'a Param>,
+        schema: &Schema,
+    ) -> Result<Fields<'a>, ImportError> {
+        let label = match &block.name {
+            Some(name) => format!("{} block '{name}'", block.type_name),
+            None => format!("{} block", block.type_name),
+        };
+        for p in &params {
+            let known =
+                schema.used.contains(&p.name.as_str()) || schema.ignored.contains(&p.name.as_str());
+            if !known {
+                return Err(ImportError::at(
+                    &p.pos,
+                    Some(&p.name),
+                    format!("unknown parameter in {label}"),
+                ));
+            }
+        }
+        Ok(Fields {
+            label,
+            pos: block.pos.clone(),
+            params,
+        })
+    }
+
+    pub fn get(&self, name: &str) -> Option<&'a Param> {
+        self.params.iter().copied().find(|p| p.name == name)
+    }
+
+    /// A required parameter.
+    pub fn need(&self, name: &str) -> Result<&'a Param, ImportError> {
+        self.get(name).ok_or_else(|| {
+            ImportError::at(
+                &self.pos,
+                Some(name),
+                format!("required parameter missing from {}", self.label),
+            )
+        })
+    }
+
+    pub fn int(&self, name: &str) -> Result<i64, ImportError> {
+        int_of(self.need(name)?)
+    }
+
+    pub fn float(&self, name: &str) -> Result<f64, ImportError> {
+        float_of(self.need(name)?)
+    }
+
+    /// A non-negative integer that fits in `T`.
+    pub fn count<T: TryFrom<i64>>(&self, name: &str) -> Result<T, ImportError> {
+        let p = self.need(name)?;
+        ranged(p, int_of(p)?, "a non-negative integer in range")
+    }
+
+    /// An on/off flag. DiskSim stores these as C integers and tests them for
+    /// non-zero, so any non-zero integer is on (hp_c2490a sets `Enable caching in
+    /// buffer = 2`). A float is still an error.
+    pub fn flag(&self, name: &str) -> Result<bool, ImportError> {
+        Ok(int_of(self.need(name)?)? != 0)
+    }
+
+    pub fn list(&self, name: &str) -> Result<&'a [Value], ImportError> {
+        let p = self.need(name)?;
+        p.value.as_list().ok_or_else(|| wrong_type(p, "a list"))
+    }
+
+    /// A parameter that DiskSim accepts but spinstack does not model: it must be
+    /// absent or zero.
+    pub fn must_be_zero(&self, name: &str) -> Result<(), ImportError> {
+        if let Some(p) = self.get(name) {
+            if float_of(p)? != 0.0 {
+                return Err(bad(
+                    p,
+                    "is not modelled by spinstack; only 0 is supported".into(),
+                ));
+            }
+        }
+        Ok(())
+    }
+}
+
+pub(super) fn bad(p: &Param, message: String) -> ImportError {
+    ImportError::at(&p.value.pos, Some(&p.name), message)
+}
+
+fn wrong_type(p: &Param, want: &str) -> ImportError {
+    bad(p, format!("expected {want}, found {}", p.value.kind_name()))
+}
+
+/// An integer; a float is an error, as in DiskSim.
+pub(super) fn int_of(p: &Param) -> Result<i64, ImportError> {
+    p.value.as_int().ok_or_else(|| wrong_type(p, "an integer"))
+}
+
+/// A finite float; an integer is converted, as in DiskSim.
+pub(super) fn float_of(p: &Param) -> Result<f64, ImportError> {
+    let v = p
+        .value
+        .as_float()
+        .ok_or_else(|| wrong_type(p, "a number"))?;
+    if v.is_finite() {
+        Ok(v)
+    } else {
+        Err(bad(p, format!("must be finite, found {v}")))
+    }
+}
+
+pub(super) fn ranged<T: TryFrom<i64>>(p: &Param, v: i64, want: &str) -> Result<T, ImportError> {
+    if v < 0 {
+        return Err(bad(p, format!("expected {want}, found {v}")));
+    }
+    T::try_from(v).map_err(|_| bad(p, format!("expected {want}, found {v} (too large)")))
+}
+
+/// Truncate a float toward zero into a non-negative whole count, as DiskSim's
+/// `(int)value` does for skews and `Offset of first block`.
+pub(super) fn truncated_sectors(p: &Param) -> Result<u32, ImportError> {
+    let v = float_of(p)?.trunc();
+    if !(0.0..=f64::from(u32::MAX)).contains(&v) {
+        return Err(bad(
+            p,
+            format!("expected a non-negative sector count, found {v}"),
+        ));
+    }
+    Ok(v as u32)
+}

@@ -1,0 +1,412 @@
+//! DiskSim's `dm_layout_g1` (notes §2): zones of equal-size tracks in
+//! cylinder-major order, a surface order, and a sparing scheme with slips and
+//! remapped defects.
+//!
+//! LBNs are numbered zone by zone in the spec's order. Inside a zone an LBN's
+//! *virtual index* is its zone-relative number plus the empty space at the
+//! zone front; [`SparingMap`] places virtual indices on physical positions
+//! (`(cylinder - first) * surfaces * spt + logical_surface * spt + sector`),
+//! and the surface order turns the logical surface into a head.
+//!
+//! Where this differs from DiskSim 4.0, on purpose:
+//! * **Scheme 2 aliasing.** DiskSim carries an LBN that a slip pushed into the
+//!   cylinder's spares to sector 0 of the next cylinder, where it collides with
+//!   that cylinder's first LBN (st41601n: LBNs 349676 and 349677 both map to
+//!   (243,0,0), so its validation run never finishes). Here the LBN stays in
+//!   the first spare of its own cylinder ((242,16,79) for LBN 349676); only
+//!   when a cylinder has more slips than spares do its last LBNs carry, ahead
+//!   of the next cylinder's own LBNs. This is a bijection; DiskSim is not.
+//! * **Unsorted slip lists.** DiskSim walks the slips once in file order; for
+//!   a sorted list that equals counting the slips at or before the result,
+//!   which is what this module does. atlas_III zone 1 lists 25 slips out of
+//!   order; there DiskSim's walk undercounts for 87 LBNs, placing them on
+//!   slipped sectors (which its own reverse map calls slipped) one or two
+//!   sectors early. We sort the list.
+//! * **Scheme 7 carry.** DiskSim ignores slips of the next cylinder once slips
+//!   push an LBN across a cylinder boundary; we count them (no real drive
+//!   differs: checked for every cylinder around every slip).
+//! * **Scheme 8 overflow.** A range with more slips than spares spills into
+//!   the next range (DiskSim computes a cylinder in the next range and aliases
+//!   it); defect replacements must lie in the defect's own range (DiskSim
+//!   folds them into it with `% blocks_per_range` on the forward map only).
+//! * **Scheme 1 reverse map.** DiskSim's `ptol` treats the first spare track
+//!   as data (`trackno > lasttrack`); here it is unused.
+//! * **Scheme 3 skew.** The slip cutoff in the angle uses the logical surface
+//!   (DiskSim uses the physical head; identical under surface order 0, the
+//!   only order scheme 3 is used with).
+//! * **Defects.** A defective unit must hold data and its replacement must be
+//!   an unused spare; otherwise the spec is rejected instead of aliasing.
+//! * **Cylinder count.** A zone may extend past the spec's `cylinders`
+//!   (hp_c2490a); [`ZonedLayout::cylinders`] then counts the zone's cylinders.
+//! * **Track boundaries** use home positions, like DiskSim's boundary query
+//!   ("ignores remapping"): a remapped LBN belongs to its defective track.
+
+use super::angle::SectorGrid;
+use super::sparing::{RegionShape, SparingMap, UnitContent};
+use super::{Angle, LayoutError, Pbn, SectorContent, TrackExtent};
+use crate::spec::{SparingScheme, SurfaceOrder, ZoneSpec, ZonedLayoutSpec};
+use spinstack_sim::units::{Lbn, Sectors};
+
+#[derive(Clone, Debug)]
+struct Zone {
+    first_cylinder: u32,
+    last_cylinder: u32,
+    sectors_per_track: u32,
+    first_lbn: u64,
+    lbns: u64,
+    empty_front_sectors: u64,
+    /// Sectors per sparing unit: 1, or a whole track for scheme 1.
+    unit_sectors: u64,
+    grid: SectorGrid,
+    first_block_angle: u32,
+    track_skew_angle: u32,
+    cylinder_skew_angle: u32,
+    sparing: SparingMap,
+}
+
+impl Zone {
+    fn tracks(&self, surfaces: u32) -> u64 {
+        u64::from(self.last_cylinder - self.first_cylinder + 1) * u64::from(surfaces)
+    }
+}
+
+#[derive(Clone, Debug)]
+pub(crate) struct ZonedLayout {
+    surfaces: u32,
+    cylinders: u32,
+    surface_order: SurfaceOrder,
+    scheme: SparingScheme,
+    zones: Vec<Zone>,
+    /// First LBN of each zone, in zone order, for binary search.
+    zone_first_lbns: Vec<u64>,
+    /// (first cylinder, zone index), sorted by cylinder.
+    zones_by_cylinder: Vec<(u32, usize)>,
+    capacity: u64,
+}
+
+impl ZonedLayout {
+    pub fn new(spec: &ZonedLayoutSpec) -> Result<ZonedLayout, LayoutError> {
+        check_geometry(spec)?;
+        let mut zones = Vec::with_capacity(spec.zones.len());
+        let mut next_lbn = 0u64;
+        for (index, zone) in spec.zones.iter().enumerate() {
+            let built = build_zone(spec, zone, next_lbn).map_err(|problem| {
+                LayoutError::Invalid(format!(
+                    "zone {index} (cylinders {}-{}): {problem}",
+                    zone.first_cylinder, zone.last_cylinder
+                ))
+            })?;
+            next_lbn += built.lbns;
+            zones.push(built);
+        }
+        let mut zones_by_cylinder: Vec<(u32, usize)> = zones
+            .iter()
+            .enumerate()
+            .map(|(i, z)| (z.first_cylinder, i))
+            .collect();
+        zones_by_cylinder.sort_unstable();
+        Ok(ZonedLayout {
+            surfaces: spec.surfaces,
+            cylinders: zones
+                .iter()
+                .map(|z| z.last_cylinder + 1)
+                .fold(spec.cylinders, u32::max),
+            surface_order: spec.surface_order,
+            scheme: spec.sparing,
+            zone_first_lbns: zones.iter().map(|z| z.first_lbn).collect(),
+            zones,
+            zones_by_cylinder,
+            capacity: next_lbn,
+        })
+    }
+
+    pub fn capacity(&self) -> Sectors {
+        Sectors(self.capacity)
+    }
+    pub fn cylinders(&self) -> u32 {
+        self.cylinders
+    }
+    pub fn surfaces(&self) -> u32 {
+        self.surfaces
+    }
+
+    fn zone_of_lbn(&self, lbn: Lbn) -> Result<&Zone, LayoutError> {
+        if lbn.0 >= self.capacity {
+            return Err(LayoutError::LbnOutOfRange {
+                lbn,
+                capacity: self.capacity(),
+            });
+        }
+        // The last zone starting at or before the LBN; empty zones share their
+        // successor's first LBN and are skipped by taking the last match.
+        let index = self
+            .zone_first_lbns
+            .partition_point(|&first| first <= lbn.0)
+            - 1;
+        Ok(&self.zones[index])
+    }
+
+    fn zone_of_cylinder(&self, cylinder: u32) -> Option<&Zone> {
+        let i = self
+            .zones_by_cylinder
+            .partition_point(|&(first, _)| first <= cylinder);
+        let zone = &self.zones[self.zones_by_cylinder.get(i.checked_sub(1)?)?.1];
+        (cylinder <= zone.last_cylinder).then_some(zone)
+    }
+
+    /// The head that logical surface `index` of `cylinder` lands on (§2.3);
+    /// the map is its own inverse.
+    fn head_of(&self, zone: &Zone, cylinder: u32, index: u32) -> u32 {
+        let reversed = match self.surface_order {
+            SurfaceOrder::Fixed => false,
+            SurfaceOrder::ReverseOnOddZoneCylinder => (cylinder - zone.first_cylinder) % 2 == 1,
+            SurfaceOrder::ReverseOnOddCylinder => cylinder % 2 == 1,
+        };
+        if reversed {
+            self.surfaces - 1 - index
+        } else {
+            index
+        }
+    }
+
+    fn pbn_of_position(&self, zone: &Zone, position: u64) -> Pbn {
+        let spt = u64::from(zone.sectors_per_track);
+        let per_cylinder = spt * u64::from(self.surfaces);
+        let cylinder = zone.first_cylinder + (position / per_cylinder) as u32;
+        let index = ((position % per_cylinder) / spt) as u32;
+        Pbn {
+            cylinder,
+            surface: self.head_of(zone, cylinder, index),
+            sector: (position % spt) as u32,
+        }
+    }
+
+    /// The zone and zone-relative position of a PBN, checking every field.
+    fn position_of_pbn(&self, pbn: Pbn) -> Result<(&Zone, u64), LayoutError> {
+        let out_of_range = LayoutError::PbnOutOfRange { pbn };
+        let zone = self
+            .zone_of_cylinder(pbn.cylinder)
+            .ok_or(out_of_range.clone())?;
+        if pbn.surface >= self.surfaces || pbn.sector >= zone.sectors_per_track {
+            return Err(out_of_range);
+        }
+        let spt = u64::from(zone.sectors_per_track);
+        let index = u64::from(self.head_of(zone, pbn.cylinder, pbn.surface));
+        let cylinder = u64::from(pbn.cylinder - zone.first_cylinder);
+        let position = (cylinder * u64::from(self.surfaces) + index) * spt + u64::from(pbn.sector);
+        Ok((zone, position))
+    }
+
+    pub fn lbn_to_pbn(&self, lbn: Lbn) -> Result<Pbn, LayoutError> {
+        let zone = self.zone_of_lbn(lbn)?;
+        let virtual_sector = lbn.0 - zone.first_lbn + zone.empty_front_sectors;
+        let unit = zone
+            .sparing
+            .physical_unit(virtual_sector / zone.unit_sectors);
+        let position = unit * zone.unit_sectors + virtual_sector % zone.unit_sectors;
+        Ok(self.pbn_of_position(zone, position))
+    }
+
+    /// Whether `lbn` lives in a replacement sector rather than its home sector.
+    pub fn is_remapped(&self, lbn: Lbn) -> Result<bool, LayoutError> {
+        let zone = self.zone_of_lbn(lbn)?;
+        if !zone.sparing.has_defects() {
+            return Ok(false);
+        }
+        let unit = (lbn.0 - zone.first_lbn + zone.empty_front_sectors) / zone.unit_sectors;
+        Ok(zone.sparing.physical_unit(unit) != zone.sparing.home_unit(unit))
+    }
+
+    pub fn pbn_to_lbn(&self, pbn: Pbn) -> Result<SectorContent, LayoutError> {
+        let (zone, position) = self.position_of_pbn(pbn)?;
+        let content = zone.sparing.content(position / zone.unit_sectors);
+        Ok(match content {
+            UnitContent::Unused => SectorContent::Unused,
+            UnitContent::Remapped => SectorContent::Remapped,
+            UnitContent::Data(unit) => {
+                let virtual_sector = unit * zone.unit_sectors + position % zone.unit_sectors;
+                match virtual_sector.checked_sub(zone.empty_front_sectors) {
+                    Some(relative) => SectorContent::Data(Lbn(zone.first_lbn + relative)),
+                    None => SectorContent::Unused,
+                }
+            }
+        })
+    }
+
+    pub fn sectors_per_track(&self, cylinder: u32, surface: u32) -> Result<u32, LayoutError> {
+        let pbn = Pbn {
+            cylinder,
+            surface,
+            sector: 0,
+        };
+        match self.zone_of_cylinder(cylinder) {
+            Some(zone) if surface < self.surfaces => Ok(zone.sectors_per_track),
+            _ => Err(LayoutError::PbnOutOfRange { pbn }),
+        }
+    }
+
+    pub fn track_of(&self, lbn: Lbn) -> Result<TrackExtent, LayoutError> {
+        let zone = self.zone_of_lbn(lbn)?;
+        let virtual_sector = lbn.0 - zone.first_lbn + zone.empty_front_sectors;
+        let home = zone.sparing.home_unit(virtual_sector / zone.unit_sectors);
+        let position = home * zone.unit_sectors + virtual_sector % zone.unit_sectors;
+        let track = position / u64::from(zone.sectors_per_track);
+        let extent = self.track_extent(zone, track);
+        debug_assert!(extent.is_some_and(|e| e.contains(lbn)));
+        extent.ok_or(LayoutError::Invalid(format!(
+            "{lbn}: home track holds no LBN"
+        )))
+    }
+
+    /// The LBNs whose home is zone-relative track `track`, if any.
+    fn track_extent(&self, zone: &Zone, track: u64) -> Option<TrackExtent> {
+        let spt = u64::from(zone.sectors_per_track);
+        let unit = zone.unit_sectors;
+        let first = zone.sparing.virtual_below(track * spt / unit) * unit;
+        let end = zone.sparing.virtual_below((track + 1) * spt / unit) * unit;
+        let first = first.max(zone.empty_front_sectors) - zone.empty_front_sectors;
+        let end = end.max(zone.empty_front_sectors) - zone.empty_front_sectors;
+        (end > first).then(|| {
+            let pbn = self.pbn_of_position(zone, track * spt);
+            TrackExtent {
+                first: Lbn(zone.first_lbn + first),
+                sectors: Sectors(end - first),
+                cylinder: pbn.cylinder,
+                surface: pbn.surface,
+            }
+        })
+    }
+
+    pub fn tracks(&self) -> Vec<TrackExtent> {
+        let mut out = Vec::new();
+        for zone in &self.zones {
+            let tracks = zone.tracks(self.surfaces);
+            out.extend((0..tracks).filter_map(|t| self.track_extent(zone, t)));
+        }
+        out
+    }
+
+    /// §2.5: first-block offset, one track skew per track switch and one
+    /// cylinder skew per cylinder switch since the zone start, one sector per
+    /// earlier slip for schemes 2 and 3, then the sector itself.
+    pub fn angle_of(&self, pbn: Pbn) -> Result<Angle, LayoutError> {
+        let (zone, position) = self.position_of_pbn(pbn)?;
+        let spt = u64::from(zone.sectors_per_track);
+        let surfaces = u64::from(self.surfaces);
+        let cylinder = u64::from(pbn.cylinder - zone.first_cylinder);
+        let index = (position / spt) % surfaces;
+        let grid = zone.grid;
+        let mut angle = zone.first_block_angle;
+        angle = grid.add_steps(
+            angle,
+            index + (surfaces - 1) * cylinder,
+            zone.track_skew_angle,
+        );
+        angle = grid.add_steps(angle, cylinder, zone.cylinder_skew_angle);
+        let cutoff = match self.scheme {
+            SparingScheme::SectorsPerCylinder => Some(cylinder * surfaces * spt),
+            SparingScheme::SectorsPerTrack => Some((cylinder * surfaces + index) * spt),
+            _ => None,
+        };
+        if let Some(cutoff) = cutoff {
+            let earlier = zone.sparing.slips().partition_point(|&s| s < cutoff);
+            angle = grid.add_sectors(angle, earlier as u64);
+        }
+        Ok(grid.sector_angle(angle, pbn.sector))
+    }
+}
+
+fn check_geometry(spec: &ZonedLayoutSpec) -> Result<(), LayoutError> {
+    let invalid = |m: String| Err(LayoutError::Invalid(m));
+    if spec.surfaces == 0 || spec.cylinders == 0 || spec.zones.is_empty() {
+        return invalid("a zoned layout needs surfaces, cylinders and zones".into());
+    }
+    if spec.sparing == SparingScheme::SectorsPerCylinderRange && spec.sparing_range_cylinders == 0 {
+        return invalid("sparing_range_cylinders must be at least 1 for scheme 8".into());
+    }
+    let mut ranges: Vec<(u32, u32)> = spec
+        .zones
+        .iter()
+        .map(|z| (z.first_cylinder, z.last_cylinder))
+        .collect();
+    ranges.sort_unstable();
+    // A zone may end past `cylinders` (hp_c2490a's last zone ends at 2629 of
+    // 2629 cylinders); DiskSim accepts that and counts the extra cylinder.
+    if let Some(&(first, last)) = ranges.iter().find(|(first, last)| first > last) {
+        return invalid(format!("zone cylinders {first}-{last} are reversed"));
+    }
+    if let Some(w) = ranges.windows(2).find(|w| w[1].0 <= w[0].1) {
+        return invalid(format!(
+            "zones {}-{} and {}-{} overlap",
+            w[0].0, w[0].1, w[1].0, w[1].1
+        ));
+    }
+    Ok(())
+}
+
+/// The sparing regions of a zone under the layout's scheme (notes §2.2, §2.4).
+fn region_shape(spec: &ZonedLayoutSpec, zone: &ZoneSpec) -> Result<(RegionShape, u64), String> {
+    let spt = u64::from(zone.sectors_per_track);
+    let cylinders = u64::from(zone.last_cylinder - zone.first_cylinder + 1);
+    let tracks = cylinders * u64::from(spec.surfaces);
+    let sectors = tracks * spt;
+    let per_cylinder = spt * u64::from(spec.surfaces);
+    let shape = |zone_units, region_units, spares| RegionShape {
+        zone_units,
+        region_units,
+        spares_per_region: spares,
+        short_region_has_spares: false,
+    };
+    Ok(match spec.sparing {
+        SparingScheme::TracksPerZone => (shape(tracks, tracks, zone.spares), spt),
+        SparingScheme::SectorsPerCylinder => (shape(sectors, per_cylinder, zone.spares), 1),
+        SparingScheme::SectorsPerTrack => (shape(sectors, spt, zone.spares), 1),
+        SparingScheme::SectorsPerZone => (shape(sectors, sectors, zone.spares), 1),
+        SparingScheme::SlipToEndOfDisk => {
+            if zone.spares != 0 {
+                return Err(format!(
+                    "scheme 7 needs 0 spares (DiskSim's capacity ignores them), found {}",
+                    zone.spares
+                ));
+            }
+            (shape(sectors, sectors, zone.slips.len() as u64), 1)
+        }
+        SparingScheme::SectorsPerCylinderRange => {
+            let range = per_cylinder * u64::from(spec.sparing_range_cylinders);
+            (shape(sectors, range, zone.spares), 1)
+        }
+    })
+}
+
+fn build_zone(spec: &ZonedLayoutSpec, zone: &ZoneSpec, first_lbn: u64) -> Result<Zone, String> {
+    if zone.sectors_per_track == 0 {
+        return Err("sectors_per_track is 0".into());
+    }
+    let (shape, unit_sectors) = region_shape(spec, zone)?;
+    let same_range = spec.sparing == SparingScheme::SectorsPerCylinderRange;
+    let sparing = SparingMap::new(shape, &zone.slips, &zone.defects, same_range)?;
+    let slots = sparing.total() * unit_sectors;
+    let lbns = slots
+        .checked_sub(zone.empty_sectors_at_front)
+        .ok_or_else(|| {
+            format!(
+                "{} empty sectors at the front exceed the zone's {slots} data sectors",
+                zone.empty_sectors_at_front
+            )
+        })?;
+    let grid = SectorGrid::new(zone.sectors_per_track);
+    Ok(Zone {
+        first_cylinder: zone.first_cylinder,
+        last_cylinder: zone.last_cylinder,
+        sectors_per_track: zone.sectors_per_track,
+        first_lbn,
+        lbns,
+        empty_front_sectors: zone.empty_sectors_at_front,
+        unit_sectors,
+        grid,
+        first_block_angle: grid.sectors(zone.first_block_offset_sectors),
+        track_skew_angle: grid.sectors(zone.track_skew_sectors),
+        cylinder_skew_angle: grid.sectors(zone.cylinder_skew_sectors),
+        sparing,
+    })
+}

@@ -1,0 +1,124 @@
+//! The drives the experiments use, from the built-in catalog, and the few
+//! experiment-level variations of them the papers made (each a documented knob of
+//! the experiment, never a fit to a result).
+
+use crate::LabError;
+use spinstack_disk::layout::{Layout, TrackExtent};
+use spinstack_disk::spec::{DriveSpec, LayoutSpec};
+use spinstack_sim::units::{Lbn, Nanoseconds, Sectors};
+
+/// Catalog names of the traxtents paper's drives (Table 1).
+pub const ATLAS_10K_II: &str = "atlas10k2";
+pub const ATLAS_10K: &str = "atlas10k";
+pub const ULTRASTAR_18ES: &str = "ibm18es";
+pub const CHEETAH_X15: &str = "cheetahx15";
+
+/// Load a drive from the built-in catalog.
+pub fn spec(name: &str) -> Result<DriveSpec, LabError> {
+    spinstack_disk::catalog::resolve(name).map_err(|e| LabError::Drive {
+        name: name.to_string(),
+        problem: e.to_string(),
+    })
+}
+
+pub fn layout(spec: &DriveSpec) -> Result<Layout, LabError> {
+    Layout::new(&spec.layout).map_err(|e| LabError::Drive {
+        name: spec.name.clone(),
+        problem: e.to_string(),
+    })
+}
+
+/// One revolution.
+pub fn revolution(spec: &DriveSpec) -> Nanoseconds {
+    Nanoseconds(60_000_000_000 / u64::from(spec.mechanics.rpm))
+}
+
+/// The paper's experiments use "the first zone of the disk" (§5.2).
+#[derive(Clone, Debug)]
+pub struct Zone {
+    /// Every track of the zone, in LBN order.
+    pub tracks: Vec<TrackExtent>,
+    /// The track size most tracks of the zone have (spare sectors make a few shorter).
+    pub sectors_per_track: Sectors,
+}
+
+impl Zone {
+    pub fn first(&self) -> Lbn {
+        self.tracks[0].first
+    }
+    pub fn end(&self) -> Lbn {
+        self.tracks[self.tracks.len() - 1].end()
+    }
+}
+
+/// The tracks of the first zone (cylinders of the layout's first zone entry).
+pub fn first_zone(spec: &DriveSpec, layout: &Layout) -> Result<Zone, LabError> {
+    let last_cylinder = match &spec.layout {
+        LayoutSpec::Zoned(zoned) => zoned.zones.first().map(|z| z.last_cylinder),
+        LayoutSpec::Serpentine(serpentine) => serpentine.zones.first().map(|z| z.last_cylinder),
+    }
+    .ok_or_else(|| LabError::Drive {
+        name: spec.name.clone(),
+        problem: "layout has no zones".to_string(),
+    })?;
+    let tracks: Vec<TrackExtent> = layout
+        .tracks()
+        .into_iter()
+        .filter(|t| t.cylinder <= last_cylinder)
+        .collect();
+    if tracks.is_empty() {
+        return Err(LabError::Drive {
+            name: spec.name.clone(),
+            problem: "first zone holds no LBN".to_string(),
+        });
+    }
+    let sectors_per_track = most_common_track_size(&tracks);
+    Ok(Zone {
+        tracks,
+        sectors_per_track,
+    })
+}
+
+fn most_common_track_size(tracks: &[TrackExtent]) -> Sectors {
+    let mut sizes: Vec<u64> = tracks.iter().map(|t| t.sectors.0).collect();
+    sizes.sort_unstable();
+    let mut best = (0usize, sizes[0]);
+    let mut index = 0;
+    while index < sizes.len() {
+        let run = sizes[index..].iter().take_while(|&&s| s == sizes[index]).count();
+        if run > best.0 {
+            best = (run, sizes[index]);
+        }
+        index += run;
+    }
+    Sectors(best.1)
+}
+
+/// The drive with an infinitely fast host link, as the paper's simulator runs for
+/// the "zero bus transfer" curve of Figure 6 and for Figure 8.
+pub fn with_zero_bus_transfer(spec: &DriveSpec) -> DriveSpec {
+    let mut spec = spec.clone();
+    spec.firmware.bus_sector_transfer_ms = 0.0;
+    spec.name = format!("{}+zero-bus", spec.name);
+    spec
+}
+
+/// The drive without zero-latency access (ordinary in-order media access), for
+/// Figure 3's "ordinary disk" curve on the same geometry.
+pub fn without_zero_latency(spec: &DriveSpec) -> DriveSpec {
+    let mut spec = spec.clone();
+    spec.firmware.immediate_buffer_read = false;
+    spec.firmware.immediate_buffer_write = false;
+    spec.name = format!("{}+ordinary", spec.name);
+    spec
+}
+
+/// The drive with write-back caching off: a write completes when it is on the media.
+/// The paper's write head times (§5.2: seek + one revolution ≈ 10 ms) only arise if
+/// completion waits for the media, so its drives reported writes that way.
+pub fn with_write_through(spec: &DriveSpec) -> DriveSpec {
+    let mut spec = spec.clone();
+    spec.firmware.cache.fast_write_level = 0;
+    spec.name = format!("{}+write-through", spec.name);
+    spec
+}

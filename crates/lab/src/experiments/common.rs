@@ -1,0 +1,186 @@
+//! Pieces the traxtents disk experiments share: the random request streams of §5.2
+//! and one measured point (fresh drive, closed loop).
+
+use crate::driver::{run_closed_loop, Access, Run, Workload};
+use crate::drives::Zone;
+use crate::rng::SplitMix64;
+use crate::LabError;
+use spinstack_disk::drive::{Drive, DriveOptions};
+use spinstack_disk::spec::DriveSpec;
+use spinstack_sim::request::{Direction, TimeBreakdown};
+use spinstack_sim::units::{Lbn, Sectors};
+
+/// Where a request starts relative to track boundaries.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Alignment {
+    /// Starts on the first LBN of a track (a traxtent).
+    Aligned,
+    /// Starts anywhere (a track-unaware system).
+    Unaligned,
+}
+
+impl Alignment {
+    pub fn name(self) -> &'static str {
+        match self {
+            Alignment::Aligned => "aligned",
+            Alignment::Unaligned => "unaligned",
+        }
+    }
+}
+
+/// `count` random requests of `sectors` inside the zone (§5.2: "5000 random requests
+/// within the first zone of the disk").
+pub fn random_accesses(
+    zone: &Zone,
+    sectors: Sectors,
+    alignment: Alignment,
+    direction: Direction,
+    count: usize,
+    rng: &mut SplitMix64,
+) -> Vec<Access> {
+    let last_start = zone.end().0 - sectors.0;
+    // Aligned starts: tracks whose first LBN leaves room for the whole request.
+    let aligned_starts = zone.tracks.iter().take_while(|t| t.first.0 <= last_start).count();
+    assert!(aligned_starts > 0, "request of {sectors} does not fit in the zone");
+    (0..count)
+        .map(|_| {
+            let lbn = match alignment {
+                Alignment::Aligned => zone.tracks[rng.below(aligned_starts as u64) as usize].first,
+                Alignment::Unaligned => {
+                    Lbn(zone.first().0 + rng.below(last_start - zone.first().0 + 1))
+                }
+            };
+            Access { direction, lbn, sectors }
+        })
+        .collect()
+}
+
+/// One point of a figure: what to run and on which drive.
+pub struct Point<'a> {
+    pub spec: &'a DriveSpec,
+    pub zone: &'a Zone,
+    pub workload: Workload,
+    pub alignment: Alignment,
+    pub direction: Direction,
+    pub sectors: Sectors,
+    pub requests: usize,
+    /// Seeds the request stream; the label names the series so each has its own.
+    pub seed: u64,
+}
+
+/// Run one point on a freshly built drive (cold cache, head at cylinder 0).
+pub fn measure(point: &Point) -> Result<Run, LabError> {
+    let label = format!(
+        "{}/{}/{}/{:?}/{}",
+        point.spec.name,
+        point.workload.name(),
+        point.alignment.name(),
+        point.direction,
+        point.sectors.0
+    );
+    let mut rng = SplitMix64::for_label(point.seed, &label);
+    let accesses = random_accesses(
+        point.zone,
+        point.sectors,
+        point.alignment,
+        point.direction,
+        point.requests + crate::driver::WARM_UP_REQUESTS,
+        &mut rng,
+    );
+    let mut drive =
+        Drive::new(point.spec, DriveOptions::default()).map_err(|e| LabError::Drive {
+            name: point.spec.name.clone(),
+            problem: e.to_string(),
+        })?;
+    run_closed_loop(&mut drive, point.workload, &accesses).map_err(|e| LabError::Run {
+        id: label,
+        problem: e.to_string(),
+    })
+}
+
+/// Mean of each breakdown component over the measured requests, in milliseconds.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct MeanBreakdown {
+    pub overhead_ms: f64,
+    pub seek_ms: f64,
+    pub rotational_latency_ms: f64,
+    pub head_switch_ms: f64,
+    pub media_transfer_ms: f64,
+    pub bus_transfer_ms: f64,
+    pub overlap_ms: f64,
+    pub response_ms: f64,
+}
+
+pub fn mean_breakdown(run: &Run) -> MeanBreakdown {
+    let measured = run.measured();
+    let n = measured.len().max(1) as f64;
+    let mean = |f: &dyn Fn(&TimeBreakdown) -> u64| {
+        measured.iter().map(|c| f(&c.breakdown) as f64).sum::<f64>() / n / 1e6
+    };
+    MeanBreakdown {
+        overhead_ms: mean(&|b| b.overhead.0),
+        seek_ms: mean(&|b| b.seek.0),
+        rotational_latency_ms: mean(&|b| b.rotational_latency.0),
+        head_switch_ms: mean(&|b| b.head_switch.0),
+        media_transfer_ms: mean(&|b| b.media_transfer.0),
+        bus_transfer_ms: mean(&|b| b.bus_transfer.0),
+        overlap_ms: mean(&|b| b.overlap.0),
+        response_ms: measured.iter().map(|c| c.response_time().as_ms_f64()).sum::<f64>() / n,
+    }
+}
+
+/// Request sizes as fractions of a track: `steps` equal steps up to `tracks` tracks,
+/// plus the small sizes (1, 8, 16, 32, 64 sectors) where curves bend most.
+pub fn sizes_up_to(track: Sectors, tracks: u64, steps_per_track: u64) -> Vec<Sectors> {
+    let mut sizes: Vec<u64> = vec![1, 8, 16, 32, 64];
+    for step in 1..=tracks * steps_per_track {
+        sizes.push((track.0 * step).div_ceil(steps_per_track));
+    }
+    sizes.sort_unstable();
+    sizes.dedup();
+    sizes.into_iter().map(Sectors).collect()
+}
+
+/// Kilobytes (1024 bytes) in `sectors`.
+pub fn kilobytes(sectors: Sectors) -> f64 {
+    sectors.bytes() as f64 / 1024.0
+}
+
+/// Relative reduction from `before` to `after`, as a percentage.
+pub fn reduction_percent(before: f64, after: f64) -> f64 {
+    100.0 * (before - after) / before
+}
+
+/// Run every point, using the machine's cores, and return the runs in the order of
+/// `points` (so results never depend on thread timing). Advances `progress` by one
+/// per finished point.
+pub fn measure_all(
+    points: &[Point],
+    progress: &indicatif::ProgressBar,
+) -> Result<Vec<Run>, LabError> {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::sync::Mutex;
+    let next = AtomicUsize::new(0);
+    let results: Mutex<Vec<Option<Result<Run, LabError>>>> =
+        Mutex::new((0..points.len()).map(|_| None).collect());
+    let workers = std::thread::available_parallelism().map_or(1, |n| n.get()).min(points.len());
+    std::thread::scope(|scope| {
+        for _ in 0..workers {
+            scope.spawn(|| loop {
+                let index = next.fetch_add(1, Ordering::Relaxed);
+                let Some(point) = points.get(index) else {
+                    break;
+                };
+                let result = measure(point);
+                results.lock().expect("no worker panicked")[index] = Some(result);
+                progress.inc(1);
+            });
+        }
+    });
+    results
+        .into_inner()
+        .expect("no worker panicked")
+        .into_iter()
+        .map(|r| r.expect("every point was run"))
+        .collect()
+}

@@ -1,0 +1,42 @@
+//! One module per paper figure, table or statement. Each module's doc quotes what
+//! the paper claims and says how the experiment measures it.
+
+use crate::harness::Experiment;
+use crate::LabError;
+
+pub mod common;
+pub mod excluded_blocks;
+pub mod fig1_efficiency;
+pub mod fig3_rotational_latency;
+pub mod fig6_head_time;
+pub mod fig7_breakdown;
+pub mod fig8_variance;
+pub mod writes;
+pub mod zero_latency_matters;
+
+/// Every experiment, in the order the report shows them.
+pub fn all() -> Vec<&'static dyn Experiment> {
+    vec![
+        &fig1_efficiency::Fig1Efficiency,
+        &fig3_rotational_latency::Fig3RotationalLatency,
+        &fig6_head_time::Fig6HeadTime,
+        &fig7_breakdown::Fig7Breakdown,
+        &writes::Writes,
+        &fig8_variance::Fig8Variance,
+        &zero_latency_matters::ZeroLatencyMatters,
+        &excluded_blocks::ExcludedBlocks,
+    ]
+}
+
+/// The experiment called `id`.
+pub fn find(id: &str) -> Result<&'static dyn Experiment, LabError> {
+    let every = all();
+    every
+        .iter()
+        .find(|e| e.id() == id)
+        .copied()
+        .ok_or_else(|| LabError::UnknownExperiment {
+            id: id.to_string(),
+            known: every.iter().map(|e| e.id()).collect::<Vec<_>>().join(", "),
+        })
+}

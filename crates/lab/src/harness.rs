@@ -1,0 +1,160 @@
+//! The reproduction harness: runs experiments and writes, for each one,
+//! `DIR/ID/data.csv`, `plot.svg` (+ `plot.png` when a font is available),
+//! `summary.md` and `summary.json`.
+
+use crate::claim::{format_number, Claim};
+use crate::plot::{render_svg, Figure, Rasteriser};
+use crate::table::DataTable;
+use crate::LabError;
+use indicatif::ProgressBar;
+use std::path::{Path, PathBuf};
+
+/// How much work an experiment does per data point.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Scale {
+    /// Random requests per (size, alignment, workload) point. The paper used 5,000.
+    pub requests_per_point: usize,
+}
+
+impl Scale {
+    /// What the paper did.
+    pub const PAPER: Scale = Scale {
+        requests_per_point: 5000,
+    };
+    /// For tests: enough to exercise every path, far too few for tight numbers.
+    pub const SMOKE: Scale = Scale {
+        requests_per_point: 60,
+    };
+}
+
+/// What an experiment gets to run with.
+pub struct RunContext<'a> {
+    pub scale: Scale,
+    /// Base seed; each series derives its own stream from it and its name.
+    pub seed: u64,
+    /// Advanced by the experiment as it goes (length set by the experiment).
+    pub progress: &'a ProgressBar,
+}
+
+/// The fixed seed every published run uses.
+pub const DEFAULT_SEED: u64 = 20_020_128; // FAST '02 opened on 28 January 2002.
+
+/// What an experiment produces.
+pub struct Outcome {
+    pub data: DataTable,
+    pub figure: Figure,
+    pub claims: Vec<Claim>,
+    /// Paragraphs for the summary: setup, definitions, assumptions.
+    pub notes: Vec<String>,
+}
+
+/// One reproducible experiment (a paper figure, table or statement).
+pub trait Experiment: Sync {
+    fn id(&self) -> &'static str;
+    /// One line: what the experiment shows, with the paper's figure number.
+    fn title(&self) -> &'static str;
+    fn run(&self, context: &RunContext) -> Result<Outcome, LabError>;
+}
+
+/// Where an experiment's files went and how its claims came out.
+#[derive(Debug)]
+pub struct Written {
+    pub id: String,
+    pub directory: PathBuf,
+    pub claims_within: usize,
+    pub claims_total: usize,
+    pub png: bool,
+}
+
+fn write_file(path: &Path, contents: impl AsRef<[u8]>) -> Result<(), LabError> {
+    std::fs::write(path, contents).map_err(|source| LabError::Io {
+        path: path.to_path_buf(),
+        source,
+    })
+}
+
+/// Run one experiment and write its files under `out/ID/`.
+pub fn run_and_write(
+    experiment: &dyn Experiment,
+    context: &RunContext,
+    out: &Path,
+    rasteriser: Option<&Rasteriser>,
+) -> Result<Written, LabError> {
+    let outcome = experiment.run(context)?;
+    let directory = out.join(experiment.id());
+    std::fs::create_dir_all(&directory).map_err(|source| LabError::Io {
+        path: directory.clone(),
+        source,
+    })?;
+    write_file(&directory.join("data.csv"), outcome.data.to_csv())?;
+    let svg = render_svg(&outcome.figure).map_err(|problem| LabError::Plot {
+        id: experiment.id().to_string(),
+        problem,
+    })?;
+    write_file(&directory.join("plot.svg"), &svg)?;
+    let png = match rasteriser {
+        Some(r) => match r.svg_to_png(&svg, &directory.join("plot.png")) {
+            Ok(()) => true,
+            Err(error) => {
+                eprintln!("spinstack: {}: {error}", experiment.id());
+                false
+            }
+        },
+        None => false,
+    };
+    write_file(&directory.join("summary.md"), summary_markdown(experiment, &outcome, context))?;
+    let json = serde_json::to_string_pretty(&outcome.claims).expect("claims serialize");
+    write_file(&directory.join("summary.json"), json + "\n")?;
+    Ok(Written {
+        id: experiment.id().to_string(),
+        directory,
+        claims_within: outcome.claims.iter().filter(|c| c.within).count(),
+        claims_total: outcome.claims.len(),
+        png,
+    })
+}
+
+/// The claims table as Markdown.
+pub fn claims_table(claims: &[Claim]) -> String {
+    let mut out = String::from("| claim | paper | spinstack | tolerance | within? |\n");
+    out.push_str("|---|---|---|---|---|\n");
+    for claim in claims {
+        out.push_str(&format!(
+            "| {} ({}) | {} {} | {} {} | {} | {} |\n",
+            claim.claim,
+            claim.source,
+            format_number(claim.paper),
+            claim.unit,
+            format_number(claim.ours),
+            claim.unit,
+            claim.tolerance.describe(&claim.unit),
+            if claim.within { "yes" } else { "**no**" }
+        ));
+    }
+    out
+}
+
+fn summary_markdown(experiment: &dyn Experiment, outcome: &Outcome, context: &RunContext) -> String {
+    let mut out = format!("# {}: {}\n\n", experiment.id(), experiment.title());
+    out.push_str(&claims_table(&outcome.claims));
+    let explained: Vec<&Claim> =
+        outcome.claims.iter().filter(|c| !c.explanation.is_empty()).collect();
+    if !explained.is_empty() {
+        out.push_str("\n## Notes on the claims\n\n");
+        for claim in explained {
+            let verdict = if claim.within { "within" } else { "NOT within" };
+            out.push_str(&format!("- **{}** ({verdict}): {}\n", claim.claim, claim.explanation));
+        }
+    }
+    if !outcome.notes.is_empty() {
+        out.push_str("\n## Setup\n\n");
+        for note in &outcome.notes {
+            out.push_str(&format!("{note}\n\n"));
+        }
+    }
+    out.push_str(&format!(
+        "\nRun: seed {}, {} requests per point. Files: `data.csv`, `plot.svg`, `plot.png`.\n",
+        context.seed, context.scale.requests_per_point
+    ));
+    out
+}

@@ -1,0 +1,100 @@
+//! Property tests: the parser returns `Ok` or `Err` — never panics, never hangs —
+//! for arbitrary text, for token soup drawn from the grammar's alphabet, and for
+//! random byte mutations of DiskSim's real parameter files (whose `source`
+//! includes then resolve against the real folder). On failure proptest prints the
+//! minimal failing input and records its seed in `proptest-regressions/`.
+
+use proptest::prelude::*;
+use spinstack_param::parse_str;
+use std::path::{Path, PathBuf};
+
+fn params_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/disksim/params")
+}
+
+/// The real top-level and included files, if present.
+fn real_files() -> Vec<(PathBuf, Vec<u8>)> {
+    let Ok(entries) = std::fs::read_dir(params_dir()) else {
+        eprintln!(
+            "SKIP real-file mutations: {} is absent",
+            params_dir().display()
+        );
+        return Vec::new();
+    };
+    let mut files: Vec<(PathBuf, Vec<u8>)> = entries
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| {
+            p.extension()
+                .is_some_and(|e| e == "parv" || e == "diskspecs" || e == "model")
+        })
+        .map(|p| {
+            let bytes = std::fs::read(&p).unwrap();
+            (p, bytes)
+        })
+        .collect();
+    files.sort();
+    files
+}
+
+/// One edit: (operation, position, length, byte).
+type Mutation = (u8, usize, usize, u8);
+
+/// Bytes that matter to the lexer, so mutations hit the grammar often.
+const INTERESTING: &[u8] = b"{}[],=;?:.#\n -0123456789xe+abc\x00\xff";
+
+fn mutate(mut bytes: Vec<u8>, edits: &[Mutation]) -> Vec<u8> {
+    for &(op, at, len, byte) in edits {
+        if bytes.is_empty() {
+            bytes.push(byte);
+            continue;
+        }
+        let at = at % bytes.len();
+        let end = (at + len % 64).min(bytes.len());
+        let b = INTERESTING[byte as usize % INTERESTING.len()];
+        match op % 5 {
+            0 => bytes[at] = b,
+            1 => {
+                bytes.drain(at..end);
+            }
+            2 => bytes.insert(at, b),
+            3 => {
+                let copy = bytes[at..end].to_vec();
+                bytes.splice(at..at, copy);
+            }
+            _ => bytes.truncate(at),
+        }
+    }
+    bytes
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 512, ..ProptestConfig::default() })]
+
+    // Any Unicode text.
+    #[test]
+    fn arbitrary_text_never_panics(text in any::<String>()) {
+        let _ = parse_str(Path::new("fuzz/input.parv"), &text);
+    }
+
+    // Token soup from the grammar's own alphabet reaches deep parser states.
+    #[test]
+    fn grammar_soup_never_panics(text in "([a-z0-9]{1,4}|[-{}\\[\\],=;?:#\n .]|\\.\\.|source|topology|instantiate|as|0x1f|1\\.5e\\+3){0,120}") {
+        let _ = parse_str(Path::new("fuzz/input.parv"), &text);
+    }
+
+    // Random byte-level damage to each real file.
+    #[test]
+    fn mutated_real_files_never_panic(
+        pick in any::<prop::sample::Index>(),
+        edits in prop::collection::vec((any::<u8>(), any::<usize>(), any::<usize>(), any::<u8>()), 1..8),
+    ) {
+        let files = real_files();
+        if files.is_empty() {
+            return Ok(());
+        }
+        let (path, bytes) = &files[pick.index(files.len())];
+        let damaged = mutate(bytes.clone(), &edits);
+        let _ = parse_str(path, &String::from_utf8_lossy(&damaged));
+    }
+}

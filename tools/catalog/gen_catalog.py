@@ -1,0 +1,164 @@
+#!/usr/bin/env python3
+"""Generates the hand-made (data-sheet) drives of spinstack's catalog.
+Rules (stated again in each file header):
+  * zone i of n: spt_i = floor(first + (last-first)*i/(n-1) + 0.5); equal cylinder counts per
+    zone (the last zone takes the remainder); cylinder count chosen so that the capacity
+    matches the stated capacity.
+  * track skew   = ceil(head_switch_ms / sector_ms), sector_ms = 60000/rpm/spt
+  * cylinder skew = ceil(single_cylinder_ms / sector_ms)
+"""
+import math, sys, os
+
+OUT = sys.argv[1]
+
+def sector_ms(rpm, spt):
+    return 60000.0 / rpm / spt
+
+def skew(ms, rpm, spt):
+    return math.ceil(ms / sector_ms(rpm, spt) - 1e-9)
+
+def linear_spt(first, last, n):
+    return [math.floor(first + (last - first) * i / (n - 1) + 0.5) for i in range(n)]
+
+def split_cyls(cylinders, n, align=1):
+    per = (cylinders // n) // align * align
+    bounds = []
+    c = 0
+    for i in range(n):
+        hi = cylinders - 1 if i == n - 1 else c + per - 1
+        bounds.append((c, hi))
+        c = hi + 1
+    return bounds
+
+def q(s):
+    return '"' + s.replace('\\', '\\\\').replace('"', '\\"') + '"'
+
+def fmt(x):
+    if isinstance(x, bool):
+        return 'true' if x else 'false'
+    if isinstance(x, float):
+        r = repr(x)
+        return r if ('.' in r or 'e' in r) else r + '.0'
+    if isinstance(x, str):
+        return q(x)
+    return str(x)
+
+def firmware_toml(fw):
+    o = fw['overheads']
+    c = fw['cache']
+    lines = ['[firmware]',
+             f"bus_sector_transfer_ms = {fmt(round(fw['bus_ms'], 6))}",
+             f"per_request_overhead_ms = 0.0",
+             f"overhead_time_scale = 1.0",
+             f"immediate_buffer_read = {fmt(fw['zero_latency'])}",
+             f"immediate_buffer_write = {fmt(fw['zero_latency'])}",
+             '', '[firmware.overheads]']
+    for k in ['read_hit_after_read_ms', 'read_hit_after_write_ms', 'read_miss_after_read_ms',
+              'read_miss_after_write_ms', 'write_hit_after_read_ms', 'write_hit_after_write_ms',
+              'write_miss_after_read_ms', 'write_miss_after_write_ms', 'read_completion_ms',
+              'write_completion_ms', 'data_preparation_ms', 'first_reselect_ms',
+              'other_reselect_ms', 'read_disconnect_after_read_ms',
+              'read_disconnect_after_write_ms', 'write_disconnect_ms']:
+        lines.append(f"{k} = {fmt(o.get(k, 0.0))}")
+    lines += ['', '[firmware.bus]', 'hold_bus_for_whole_read = false',
+              'hold_bus_for_whole_write = false', 'never_disconnect = false', '',
+              '[firmware.cache]']
+    cache = dict(enabled=True, segments=c['segments'], segment_sectors=c['segment_sectors'],
+                 max_write_segments=1, separate_write_segment=False, low_water_mark=0.0,
+                 high_water_mark=0.0, watermark_by_request_size=True,
+                 read_ahead=c['read_ahead'], min_read_ahead_sectors=0,
+                 max_read_ahead_sectors=c['segment_sectors'], read_ahead_over_requested=0,
+                 read_ahead_on_idle_hit=False, read_any_free_blocks=True,
+                 allow_almost_read_hits=False, read_hits_on_write_data=True,
+                 fast_write_level=0, combine_sequential_writes=True,
+                 stop_prefetch_in_sector=False, disconnect_write_if_seek=False,
+                 write_hit_stops_prefetch=True, read_directly_to_buffer=True,
+                 immediate_transfer_partial_hit=True, preseek_level=0)
+    for k, v in cache.items():
+        lines.append(f"{k} = {fmt(v)}")
+    lines += ['', '[firmware.queue]', f"max_queue_length = {fw['queue']}",
+              f"policy = {q(fw['policy'])}"]
+    return lines
+
+OVERHEADS = dict(read_hit_after_read_ms=0.1, read_hit_after_write_ms=0.1,
+                 read_miss_after_read_ms=0.15, read_miss_after_write_ms=0.15,
+                 write_hit_after_read_ms=0.1, write_hit_after_write_ms=0.1,
+                 write_miss_after_read_ms=0.2, write_miss_after_write_ms=0.2)
+
+def power_toml(p):
+    if p is None:
+        return []
+    lines = ['', '[power]']
+    for k in ['active_watts', 'idle_watts', 'standby_watts', 'spin_up_ms', 'spin_up_joules',
+              'spin_down_ms', 'spin_down_joules']:
+        lines.append(f"{k} = {fmt(float(p[k]))}")
+    return lines
+
+def mech_toml(m):
+    return ['[mechanics]', f"rpm = {m['rpm']}", f"head_switch_ms = {fmt(m['head_switch_ms'])}",
+            'write_settle_ms = 0.0', '', '[mechanics.seek]', 'kind = "published"',
+            f"single_cylinder_ms = {fmt(m['single_ms'])}",
+            f"average_ms = {fmt(m['average_ms'])}",
+            f"full_stroke_ms = {fmt(m['full_ms'])}"]
+
+def head_toml(d, header):
+    lines = ['# ' + l if l else '#' for l in header]
+    lines += ['', f"name = {q(d['name'])}", f"description = {q(d['description'])}",
+              'provenance = [']
+    lines += [f"    {q(p)}," for p in d['provenance']]
+    lines += [']', '']
+    return lines
+
+def zoned(d):
+    m = d['mech']
+    spts = linear_spt(d['spt_first'], d['spt_last'], d['zones'])
+    avg = sum(spts) / len(spts)
+    cyl = d.get('cylinders') or round(d['capacity_bytes'] / 512 / (d['surfaces'] * avg))
+    bounds = split_cyls(cyl, d['zones'])
+    lines = ['[layout]', 'kind = "zoned"', f"surfaces = {d['surfaces']}", f"cylinders = {cyl}",
+             'surface_order = "fixed"', 'sparing = "slip_to_end_of_disk"',
+             'sparing_range_cylinders = 1', '']
+    cap = 0
+    for (lo, hi), spt in zip(bounds, spts):
+        lines += ['[[layout.zones]]', f"first_cylinder = {lo}", f"last_cylinder = {hi}",
+                  f"sectors_per_track = {spt}",
+                  f"track_skew_sectors = {skew(m['head_switch_ms'], m['rpm'], spt)}",
+                  f"cylinder_skew_sectors = {skew(m['single_ms'], m['rpm'], spt)}", '']
+        cap += (hi - lo + 1) * d['surfaces'] * spt
+    return lines, cyl, cap, spts
+
+def serpentine(d):
+    m = d['mech']
+    s0 = linear_spt(d['outer'][0], math.floor(d['outer'][0] * d['inner_ratio'] + 0.5), d['zones'])
+    s1 = linear_spt(d['outer'][1], math.floor(d['outer'][1] * d['inner_ratio'] + 0.5), d['zones'])
+    cyl = d['cylinders']
+    bounds = split_cyls(cyl, d['zones'], align=d['band'])
+    spt_max = max(d['outer'])
+    lines = ['[layout]', 'kind = "serpentine"', f"surfaces = 2", f"cylinders = {cyl}",
+             f"band_cylinders = {d['band']}",
+             f"track_skew_sectors = {skew(m['single_ms'], m['rpm'], spt_max)}",
+             f"surface_switch_skew_sectors = {skew(m['head_switch_ms'], m['rpm'], spt_max)}", '']
+    cap = 0
+    for (lo, hi), a, b in zip(bounds, s0, s1):
+        lines += ['[[layout.zones]]', f"first_cylinder = {lo}", f"last_cylinder = {hi}",
+                  f"sectors_per_track_by_surface = [{a}, {b}]", '']
+        cap += (hi - lo + 1) * (a + b)
+    return lines, cyl, cap, s0 + s1
+
+def write(d, header):
+    if d['layout'] == 'zoned':
+        lay, cyl, cap, spts = zoned(d)
+    else:
+        lay, cyl, cap, spts = serpentine(d)
+    stated = d['capacity_bytes'] / 512
+    header = header + ['', f"Derived: {cyl} cylinders, {cap} sectors = {cap*512/1e9:.2f} GB "
+                       f"({100*(cap-stated)/stated:+.2f}% against the stated capacity)."]
+    lines = head_toml(d, header) + lay + mech_toml(d['mech']) + [''] + firmware_toml(d['fw']) \
+        + power_toml(d.get('power'))
+    path = os.path.join(OUT, d['name'] + '.toml')
+    with open(path, 'w') as f:
+        f.write('\n'.join(lines) + '\n')
+    print(f"{d['name']}: cyl={cyl} cap={cap} ({cap*512/1e9:.3f} GB, "
+          f"{100*(cap-stated)/stated:+.2f}%) spt {min(spts)}..{max(spts)}")
+
+exec(open(os.path.join(os.path.dirname(__file__), 'drives.py')).read())
