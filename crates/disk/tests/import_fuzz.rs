@@ -110,8 +110,16 @@ fn swap_value(bytes: &mut Vec<u8>, at: usize, value: &str) {
     bytes.splice(eq..end, format!(" {value}").into_bytes());
 }
 
+/// Case count: `PROPTEST_CASES` when set (for long runs), else `default`.
+fn cases(default: u32) -> u32 {
+    std::env::var("PROPTEST_CASES")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(default)
+}
+
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 384, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { cases: cases(384), ..ProptestConfig::default() })]
 
     #[test]
     fn damaged_parameter_sets_never_panic(

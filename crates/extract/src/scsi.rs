@@ -129,6 +129,8 @@ const MOVE_HISTORY_BOUND: usize = 1024;
 /// 4 surfaces need 2·4·32).
 const LONGEST_PERIOD: usize = 320;
 const LONGEST_GALLOP: u64 = 512;
+/// Moves a short period must explain before it is trusted.
+const MINIMUM_PERIOD_EVIDENCE: usize = 12;
 
 struct Engine<'a, P: Probe + ?Sized> {
     translator: Translator<'a, P>,
@@ -341,10 +343,14 @@ impl<'a, P: Probe + ?Sized> Engine<'a, P> {
         }
     }
 
-    /// The smallest period the remembered moves repeat with, seen at least twice.
+    /// The smallest period the latest moves repeat with, seen at least twice in a
+    /// row (older moves may belong to another zone's pattern).
     fn find_period(&self) -> Option<usize> {
         let n = self.moves.len();
-        (1..=LONGEST_PERIOD.min(n / 2)).find(|&p| (p..n).all(|i| self.moves[i] == self.moves[i - p]))
+        (1..=LONGEST_PERIOD.min(n / 2)).find(|&p| {
+            let window = (2 * p).max(MINIMUM_PERIOD_EVIDENCE);
+            window <= n && (n - window + p..n).all(|i| self.moves[i] == self.moves[i - p])
+        })
     }
 
     /// The next `count` track locations after the last accepted one, by the period.
@@ -389,6 +395,7 @@ impl<'a, P: Probe + ?Sized> Engine<'a, P> {
         let Some(predicted) = self.predict(k) else {
             return Ok(false);
         };
+
         let end = start + k * size;
         let touched = [start, end - 1, end];
         if predicted.iter().any(|l| self.defective_tracks.contains(l))

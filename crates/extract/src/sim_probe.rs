@@ -13,7 +13,9 @@ use crate::probe::{CacheSetting, Capabilities, Probe, ProbeError, TimedRead};
 use crate::rng::Rng;
 use spinstack_disk::drive::{Drive, DriveOptions};
 use spinstack_disk::layout::{Layout, LayoutError, Pbn, SectorContent};
-use spinstack_disk::spec::{DriveSpec, LayoutSpec, SeekSpec};
+use spinstack_disk::spec::{
+    DriveSpec, LayoutSpec, SeekSpec, SparingScheme, SurfaceOrder, ZoneSpec, ZonedLayoutSpec,
+};
 use spinstack_sim::device::BlockDevice;
 use spinstack_sim::request::{BlockRequest, Completion, Direction, RequestId};
 use spinstack_sim::units::{Lbn, Nanoseconds, Sectors};
@@ -159,36 +161,48 @@ impl SimulatedProbe {
         }
     }
 
-    /// Remapped defects, found by scanning the zones whose spec lists defects.
-    fn scan_defects(&self) -> Vec<Pbn> {
+    /// The drive's defect list: slipped (factory) and remapped (grown) defects,
+    /// placed from the spec's zone-relative units by the zoned layout's documented
+    /// position rule (cylinder-major, surface order, sector).
+    fn defect_list_from_spec(&self) -> Vec<Pbn> {
         let LayoutSpec::Zoned(zoned) = self.layout.spec() else {
             return Vec::new();
         };
+        let whole_tracks = zoned.sparing == SparingScheme::TracksPerZone;
         let mut found = Vec::new();
-        for zone in zoned.zones.iter().filter(|z| !z.defects.is_empty()) {
-            for cylinder in zone.first_cylinder..=zone.last_cylinder {
-                for surface in 0..self.layout.surfaces() {
-                    self.scan_track(cylinder, surface, &mut found);
-                }
+        for zone in &zoned.zones {
+            let units = zone.slips.iter().chain(zone.defects.iter().map(|(d, _)| d));
+            for &unit in units {
+                let position = if whole_tracks {
+                    unit * u64::from(zone.sectors_per_track)
+                } else {
+                    unit
+                };
+                found.push(zoned_position_to_pbn(zoned, zone, position));
             }
         }
+        found.sort_unstable();
+        found.dedup();
         found
     }
+}
 
-    fn scan_track(&self, cylinder: u32, surface: u32, found: &mut Vec<Pbn>) {
-        let Ok(spt) = self.layout.sectors_per_track(cylinder, surface) else {
-            return;
-        };
-        for sector in 0..spt {
-            let pbn = Pbn {
-                cylinder,
-                surface,
-                sector,
-            };
-            if self.layout.pbn_to_lbn(pbn) == Ok(SectorContent::Remapped) {
-                found.push(pbn);
-            }
-        }
+/// Zone-relative physical position → PBN, as `layout/zoned.rs` documents it.
+fn zoned_position_to_pbn(spec: &ZonedLayoutSpec, zone: &ZoneSpec, position: u64) -> Pbn {
+    let spt = u64::from(zone.sectors_per_track.max(1));
+    let per_cylinder = spt * u64::from(spec.surfaces.max(1));
+    let cylinder = zone.first_cylinder + (position / per_cylinder) as u32;
+    let index = ((position % per_cylinder) / spt) as u32;
+    let reversed = match spec.surface_order {
+        SurfaceOrder::Fixed => false,
+        SurfaceOrder::ReverseOnOddZoneCylinder => (cylinder - zone.first_cylinder) % 2 == 1,
+        SurfaceOrder::ReverseOnOddCylinder => cylinder % 2 == 1,
+    };
+    let surface = if reversed { spec.surfaces - 1 - index } else { index };
+    Pbn {
+        cylinder,
+        surface,
+        sector: (position % spt) as u32,
     }
 }
 
@@ -263,7 +277,7 @@ impl Probe for SimulatedProbe {
 
     fn read_defect_list(&mut self) -> Result<Vec<Pbn>, ProbeError> {
         if self.defects.is_none() {
-            self.defects = Some(self.scan_defects());
+            self.defects = Some(self.defect_list_from_spec());
         }
         Ok(self.defects.clone().unwrap_or_default())
     }

@@ -109,6 +109,9 @@ pub fn without_zero_latency(spec: &DriveSpec) -> DriveSpec {
     let mut spec = spec.clone();
     spec.firmware.immediate_buffer_read = false;
     spec.firmware.immediate_buffer_write = false;
+    // "Read any free blocks" fills the buffer in whatever order sectors pass the head,
+    // which is zero-latency access by another name.
+    spec.firmware.cache.read_any_free_blocks = false;
     spec.name = format!("{}+ordinary", spec.name);
     spec
 }
@@ -120,5 +123,16 @@ pub fn with_write_through(spec: &DriveSpec) -> DriveSpec {
     let mut spec = spec.clone();
     spec.firmware.cache.fast_write_level = 0;
     spec.name = format!("{}+write-through", spec.name);
+    spec
+}
+
+/// The drive attached through a host link of `megabytes_per_second` (10^6 bytes/s):
+/// the traxtents testbed's adapters (§5.1) rather than whatever link the drive's
+/// parameter set was extracted on. The link is part of the testbed, not the drive.
+pub fn with_host_link(spec: &DriveSpec, megabytes_per_second: f64) -> DriveSpec {
+    let mut spec = spec.clone();
+    let sector_seconds = spinstack_sim::units::SECTOR_BYTES as f64 / (megabytes_per_second * 1e6);
+    spec.firmware.bus_sector_transfer_ms = sector_seconds * 1e3;
+    spec.name = format!("{}+{megabytes_per_second:.0}MB/s", spec.name);
     spec
 }

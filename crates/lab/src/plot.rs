@@ -59,6 +59,16 @@ pub enum PanelContent {
     Bars(Bars),
 }
 
+/// Which corner of the plotting area holds the legend (chosen where no data is).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum LegendCorner {
+    #[default]
+    UpperRight,
+    UpperLeft,
+    LowerLeft,
+    LowerRight,
+}
+
 /// One chart: axes with labels (units included) and its content.
 #[derive(Clone, Debug)]
 pub struct Panel {
@@ -66,6 +76,16 @@ pub struct Panel {
     pub x_label: String,
     pub y_label: String,
     pub content: PanelContent,
+    pub legend: LegendCorner,
+}
+
+fn legend_position(corner: LegendCorner) -> SeriesLabelPosition {
+    match corner {
+        LegendCorner::UpperRight => SeriesLabelPosition::UpperRight,
+        LegendCorner::UpperLeft => SeriesLabelPosition::UpperLeft,
+        LegendCorner::LowerLeft => SeriesLabelPosition::LowerLeft,
+        LegendCorner::LowerRight => SeriesLabelPosition::LowerRight,
+    }
 }
 
 /// A figure is one or more panels stacked vertically.
@@ -153,7 +173,7 @@ fn draw_lines(area: &Area, panel: &Panel, series: &[Series]) -> Result<(), Strin
     }
     chart
         .configure_series_labels()
-        .position(SeriesLabelPosition::UpperRight)
+        .position(legend_position(panel.legend))
         .label_font(("sans-serif", 14))
         .background_style(WHITE.mix(0.85))
         .border_style(BLACK)
@@ -269,7 +289,7 @@ fn draw_bars(area: &Area, panel: &Panel, bars: &Bars) -> Result<(), String> {
     }
     chart
         .configure_series_labels()
-        .position(SeriesLabelPosition::UpperRight)
+        .position(legend_position(panel.legend))
         .label_font(("sans-serif", 14))
         .background_style(WHITE.mix(0.85))
         .border_style(BLACK)

@@ -12,8 +12,13 @@ fn params_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/disksim/params")
 }
 
-/// The real top-level and included files, if present.
-fn real_files() -> Vec<(PathBuf, Vec<u8>)> {
+/// The real top-level and included files, if present (read once).
+fn real_files() -> &'static [(PathBuf, Vec<u8>)] {
+    static FILES: std::sync::OnceLock<Vec<(PathBuf, Vec<u8>)>> = std::sync::OnceLock::new();
+    FILES.get_or_init(read_real_files)
+}
+
+fn read_real_files() -> Vec<(PathBuf, Vec<u8>)> {
     let Ok(entries) = std::fs::read_dir(params_dir()) else {
         eprintln!(
             "SKIP real-file mutations: {} is absent",
@@ -68,8 +73,16 @@ fn mutate(mut bytes: Vec<u8>, edits: &[Mutation]) -> Vec<u8> {
     bytes
 }
 
+/// Case count: `PROPTEST_CASES` when set (for long runs), else `default`.
+fn cases(default: u32) -> u32 {
+    std::env::var("PROPTEST_CASES")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(default)
+}
+
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 512, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { cases: cases(512), ..ProptestConfig::default() })]
 
     // Any Unicode text.
     #[test]

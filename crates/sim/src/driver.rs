@@ -111,6 +111,8 @@ impl ClosedLoop {
 /// time; each completion frees its issuer, which issues again `think_after` later (at
 /// once when zero; never before the engine's clock). Ends when every source is
 /// exhausted and every request has completed. `on_completion` sees each completion.
+/// The engine must hold no outstanding requests when the loop starts (a completion
+/// the loop did not issue is an invariant violation and panics).
 pub fn run_closed_loop<D, S, F>(
     engine: &mut Engine<D>,
     depth: u32,

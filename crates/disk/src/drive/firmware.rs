@@ -24,6 +24,7 @@ pub struct Firmware {
     pub write_disconnect_ps: Picoseconds,
     pub min_seek_delay_ps: Picoseconds,
     pub extra_write_disconnect: bool,
+    pub stop_prefetch_in_sector: bool,
     pub hold_bus_read: bool,
     pub hold_bus_write: bool,
     pub never_disconnect: bool,
@@ -53,9 +54,10 @@ impl Firmware {
         let bus = ms_to_ps(spec.bus_sector_transfer_ms);
         Firmware {
             bus_read_ps: bus,
-            // DiskSim's bus1 may give writes their own block time (hp_c2247a); the
-            // spec carries one host-link time, so writes use it too.
-            bus_write_ps: bus,
+            // DiskSim's bus may give writes their own block time (hp_c2247a).
+            bus_write_ps: spec
+                .bus_write_sector_transfer_ms
+                .map_or(bus, ms_to_ps),
             per_request_ps: s(spec.per_request_overhead_ms),
             read_hit: [s(o.read_hit_after_read_ms), s(o.read_hit_after_write_ms)],
             read_miss: [s(o.read_miss_after_read_ms), s(o.read_miss_after_write_ms)],
@@ -75,6 +77,7 @@ impl Firmware {
             write_disconnect_ps: s(o.write_disconnect_ms),
             min_seek_delay_ps: ms_to_ps(o.minimum_seek_delay_ms),
             extra_write_disconnect: o.extra_write_disconnect,
+            stop_prefetch_in_sector: c.stop_prefetch_in_sector,
             hold_bus_read: spec.bus.hold_bus_for_whole_read,
             hold_bus_write: spec.bus.hold_bus_for_whole_write,
             never_disconnect: spec.bus.never_disconnect,
@@ -126,25 +129,31 @@ pub struct BusPlan {
     pub disconnect_ps: Picoseconds,
 }
 
-/// Move blocks whose buffer times are `ready` (ascending order of LBN) to the host
-/// in chunks of whatever is buffered. Returns (end of the last chunk, bus busy time).
+/// Move blocks whose buffer times are `ready` (in LBN order) to the host in LBN
+/// order, in chunks of whatever contiguous run is buffered. Returns (end of the
+/// last chunk, bus busy time).
 pub fn bus_pipeline(ready: &[Picoseconds], plan: BusPlan) -> (Picoseconds, Picoseconds) {
     let n = ready.len();
-    let mut sorted: Vec<Picoseconds> = ready.to_vec();
-    sorted.sort_unstable();
+    // A block can go only once it and every block before it are buffered.
+    let mut in_order: Vec<Picoseconds> = Vec::with_capacity(n);
+    let mut latest = Picoseconds::MIN;
+    for &t in ready {
+        latest = latest.max(t);
+        in_order.push(latest);
+    }
     let mut sent = 0usize;
     let mut now = plan.connect_ps;
     let mut busy = 0;
     while sent < n {
-        let mut avail = sorted[sent..].iter().take_while(|&&t| t <= now).count();
+        let mut avail = in_order[sent..].iter().take_while(|&&t| t <= now).count();
         if avail == 0 {
             if plan.hold {
-                now = sorted[sent];
+                now = in_order[sent];
             } else {
                 let need = (sent + plan.water_mark as usize).min(n) - 1;
-                now = (now + plan.disconnect_ps).max(sorted[need]) + plan.reconnect_ps;
+                now = (now + plan.disconnect_ps).max(in_order[need]) + plan.reconnect_ps;
             }
-            avail = sorted[sent..].iter().take_while(|&&t| t <= now).count();
+            avail = in_order[sent..].iter().take_while(|&&t| t <= now).count();
         }
         let chunk = avail.max(1);
         now += chunk as i64 * plan.per_block_ps;
@@ -152,6 +161,12 @@ pub fn bus_pipeline(ready: &[Picoseconds], plan: BusPlan) -> (Picoseconds, Picos
         sent += chunk;
     }
     (now, busy)
+}
+
+/// When the first `water_mark` blocks (in LBN order) are all buffered.
+pub fn water_mark_time(ready: &[Picoseconds], water_mark: u64) -> Picoseconds {
+    let k = (water_mark as usize).clamp(1, ready.len().max(1));
+    ready.iter().take(k).copied().max().unwrap_or(Picoseconds::MIN)
 }
 
 #[cfg(test)]

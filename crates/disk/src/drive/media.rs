@@ -183,7 +183,27 @@ impl Media<'_> {
                 lbn
             };
             let before = runs.len();
-            self.plan_track(&track, wanted_from, lbn, track_end, arrive, mode, runs)?;
+            // DiskSim's zero-latency arc covers only the request's blocks; read-ahead
+            // on the same track follows once they are all in.
+            let split = if mode.immediate && lbn < must_end && must_end < track_end {
+                must_end
+            } else {
+                track_end
+            };
+            self.plan_track(&track, wanted_from, lbn, split, arrive, mode, runs)?;
+            if split < track_end {
+                let now = runs[before..]
+                    .iter()
+                    .map(Run::end_ps)
+                    .max()
+                    .unwrap_or(arrive);
+                let rest = AccessMode {
+                    immediate: false,
+                    free_blocks: false,
+                    ..mode
+                };
+                self.plan_track(&track, split, split, track_end, now, rest, runs)?;
+            }
             for run in &mut runs[before..] {
                 run.positioning_start_ps = arm.free_ps;
                 run.arrive_ps = arrive;
@@ -357,7 +377,16 @@ pub struct Cut {
 }
 
 /// Cut a plan at `t`: a sector counts only once it has fully passed.
-pub fn cut_at(runs: &[Run], t: Picoseconds, arm_before: Arm, arm_after: Arm) -> Cut {
+///
+/// With `finish_sector` (DiskSim's `Stop prefetch in sector`) the media access
+/// completes the sector passing under the head at `t` before the arm is free.
+pub fn cut_at(
+    runs: &[Run],
+    t: Picoseconds,
+    arm_before: Arm,
+    arm_after: Arm,
+    finish_sector: bool,
+) -> Cut {
     let mut done = Vec::new();
     let mut arm = arm_before;
     for run in runs {
@@ -378,7 +407,14 @@ pub fn cut_at(runs: &[Run], t: Picoseconds, arm_before: Arm, arm_after: Arm) -> 
             free_ps: t,
         };
         if t < run.end_ps() {
-            let n = ((t - run.start_ps).max(0) / run.sector_ps) as u32;
+            let mut n = ((t - run.start_ps).max(0) / run.sector_ps) as u32;
+            if finish_sector {
+                let into = t - run.start_ps;
+                if into > 0 && into % run.sector_ps != 0 {
+                    n += 1;
+                    arm.free_ps = run.start_ps + n as i64 * run.sector_ps;
+                }
+            }
             if n > 0 {
                 done.push((run.first, n));
             }

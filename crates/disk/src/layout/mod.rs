@@ -13,6 +13,7 @@
 //! differs from DiskSim is listed at the top of `zoned.rs`.
 
 mod angle;
+mod divide;
 mod serpentine;
 mod sparing;
 mod zoned;

@@ -16,6 +16,8 @@
 //! diverges from it (scheme 2's aliasing, unsorted slip lists) see
 //! `zoned.rs`. Every query is O(log slips); zones without slips are O(1).
 
+use super::divide::Divisor;
+
 /// Remapped defects of a zone, in units: lookups both ways.
 #[derive(Clone, Debug, Default)]
 struct Defects {
@@ -52,10 +54,10 @@ pub(crate) struct RegionShape {
 #[derive(Clone, Debug)]
 pub(crate) struct SparingMap {
     zone_units: u64,
-    region_units: u64,
+    region_units: Divisor,
     regions: u64,
     /// Slots per full region.
-    nominal: u64,
+    nominal: Divisor,
     /// Slots in the last region.
     last_nominal: u64,
     /// Sorted, distinct slipped units.
@@ -118,9 +120,9 @@ impl SparingMap {
         }
         Ok(SparingMap {
             zone_units,
-            region_units,
+            region_units: Divisor::new(region_units),
             regions,
-            nominal,
+            nominal: Divisor::new(nominal),
             last_nominal,
             slips: sorted,
             carried: Vec::new(),
@@ -144,9 +146,9 @@ impl SparingMap {
 
     fn region_size(&self, region: u64) -> u64 {
         if region + 1 == self.regions {
-            self.zone_units - region * self.region_units
+            self.zone_units - region * self.region_units.get()
         } else {
-            self.region_units
+            self.region_units.get()
         }
     }
 
@@ -154,7 +156,7 @@ impl SparingMap {
         if region + 1 == self.regions {
             self.last_nominal
         } else {
-            self.nominal
+            self.nominal.get()
         }
     }
 
@@ -167,15 +169,16 @@ impl SparingMap {
     fn compute_carries(&mut self) -> Result<(), String> {
         let mut carry = 0u64;
         let mut region = match self.slips.first() {
-            Some(&s) => s / self.region_units,
+            Some(&s) => self.region_units.div(s),
             None => return Ok(()),
         };
         loop {
-            let base = region * self.region_units;
+            let base = region * self.region_units.get();
             let size = self.region_size(region);
             let slipped = self.slips_below(base + size) - self.slips_below(base);
             if carry > 0 {
-                self.carried.push((region, region * self.nominal - carry));
+                self.carried
+                    .push((region, region * self.nominal.get() - carry));
             }
             let wanted = self.region_nominal(region) + carry;
             let stored = wanted.min(size - slipped);
@@ -188,7 +191,7 @@ impl SparingMap {
             } else {
                 let next = self.slips_below(base + size) as usize;
                 match self.slips.get(next) {
-                    Some(&s) => region = s / self.region_units,
+                    Some(&s) => region = self.region_units.div(s),
                     None => break,
                 }
             }
@@ -201,6 +204,14 @@ impl SparingMap {
         Ok(())
     }
 
+    /// The region holding `unit` (`unit < zone_units`).
+    fn region_of_unit(&self, unit: u64) -> u64 {
+        if self.regions == 1 {
+            return 0;
+        }
+        self.region_units.div(unit).min(self.regions - 1)
+    }
+
     /// First virtual index stored in `region` (`region == regions` gives the total).
     fn region_start(&self, region: u64) -> u64 {
         if region >= self.regions {
@@ -211,12 +222,12 @@ impl SparingMap {
                 return self.carried[i].1;
             }
         }
-        region * self.nominal
+        region * self.nominal.get()
     }
 
     /// Good (non-slipped) units before the start of `region`.
     fn good_before_region(&self, region: u64) -> u64 {
-        let base = region * self.region_units;
+        let base = region * self.region_units.get();
         base - self.slips_below(base)
     }
 
@@ -242,7 +253,10 @@ impl SparingMap {
 
     /// The region holding virtual index `v` (`v < total`).
     fn region_of_virtual(&self, v: u64) -> u64 {
-        let mut region = (v / self.nominal).min(self.regions - 1);
+        if self.regions == 1 {
+            return 0;
+        }
+        let mut region = self.nominal.div(v).min(self.regions - 1);
         if !self.carried.is_empty() {
             while region + 1 < self.regions && self.region_start(region + 1) <= v {
                 region += 1;
@@ -255,6 +269,10 @@ impl SparingMap {
     pub fn home_unit(&self, v: u64) -> u64 {
         debug_assert!(v < self.total);
         let region = self.region_of_virtual(v);
+        if self.slips.is_empty() {
+            // No slips, hence no carries: slots fill each region from its start.
+            return region * self.region_units.get() + (v - region * self.nominal.get());
+        }
         let good = self.good_before_region(region) + (v - self.region_start(region));
         self.select_good(good)
     }
@@ -281,7 +299,7 @@ impl SparingMap {
         if self.slips.binary_search(&unit).is_ok() {
             return UnitContent::Unused;
         }
-        let region = (unit / self.region_units).min(self.regions - 1);
+        let region = self.region_of_unit(unit);
         let rel = unit - self.slips_below(unit) - self.good_before_region(region);
         let start = self.region_start(region);
         if rel >= self.region_start(region + 1) - start {
@@ -311,7 +329,7 @@ impl SparingMap {
         if unit >= self.zone_units {
             return self.total;
         }
-        let region = unit / self.region_units;
+        let region = self.region_of_unit(unit);
         let rel = unit - self.slips_below(unit) - self.good_before_region(region);
         let start = self.region_start(region);
         start + rel.min(self.region_start(region + 1) - start)
@@ -369,7 +387,7 @@ impl SparingMap {
         {
             return Err(format!("{pair}: the replacement is not an unused spare"));
         }
-        if same_region && defect / self.region_units != replacement / self.region_units {
+        if same_region && self.region_of_unit(defect) != self.region_of_unit(replacement) {
             return Err(format!(
                 "{pair}: the replacement must be in the defect's sparing range"
             ));

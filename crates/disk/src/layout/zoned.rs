@@ -22,9 +22,6 @@
 //!   order; there DiskSim's walk undercounts for 87 LBNs, placing them on
 //!   slipped sectors (which its own reverse map calls slipped) one or two
 //!   sectors early. We sort the list.
-//! * **Scheme 7 carry.** DiskSim ignores slips of the next cylinder once slips
-//!   push an LBN across a cylinder boundary; we count them (no real drive
-//!   differs: checked for every cylinder around every slip).
 //! * **Scheme 8 overflow.** A range with more slips than spares spills into
 //!   the next range (DiskSim computes a cylinder in the next range and aliases
 //!   it); defect replacements must lie in the defect's own range (DiskSim
@@ -42,6 +39,7 @@
 //!   ("ignores remapping"): a remapped LBN belongs to its defective track.
 
 use super::angle::SectorGrid;
+use super::divide::Divisor;
 use super::sparing::{RegionShape, SparingMap, UnitContent};
 use super::{Angle, LayoutError, Pbn, SectorContent, TrackExtent};
 use crate::spec::{SparingScheme, SurfaceOrder, ZoneSpec, ZonedLayoutSpec};
@@ -56,7 +54,10 @@ struct Zone {
     lbns: u64,
     empty_front_sectors: u64,
     /// Sectors per sparing unit: 1, or a whole track for scheme 1.
-    unit_sectors: u64,
+    unit_sectors: Divisor,
+    /// Sectors per track and per cylinder, as divisors.
+    track_sectors: Divisor,
+    cylinder_sectors: Divisor,
     grid: SectorGrid,
     first_block_angle: u32,
     track_skew_angle: u32,
@@ -170,15 +171,20 @@ impl ZonedLayout {
     }
 
     fn pbn_of_position(&self, zone: &Zone, position: u64) -> Pbn {
-        let spt = u64::from(zone.sectors_per_track);
-        let per_cylinder = spt * u64::from(self.surfaces);
-        let cylinder = zone.first_cylinder + (position / per_cylinder) as u32;
-        let index = ((position % per_cylinder) / spt) as u32;
+        let (cylinder, in_cylinder) = zone.cylinder_sectors.div_rem(position);
+        let (index, sector) = zone.track_sectors.div_rem(in_cylinder);
+        let cylinder = zone.first_cylinder + cylinder as u32;
         Pbn {
             cylinder,
-            surface: self.head_of(zone, cylinder, index),
-            sector: (position % spt) as u32,
+            surface: self.head_of(zone, cylinder, index as u32),
+            sector: sector as u32,
         }
+    }
+
+    /// The virtual unit of an LBN of `zone`, and the sector within the unit.
+    fn virtual_unit(zone: &Zone, lbn: Lbn) -> (u64, u64) {
+        zone.unit_sectors
+            .div_rem(lbn.0 - zone.first_lbn + zone.empty_front_sectors)
     }
 
     /// The zone and zone-relative position of a PBN, checking every field.
@@ -199,11 +205,8 @@ impl ZonedLayout {
 
     pub fn lbn_to_pbn(&self, lbn: Lbn) -> Result<Pbn, LayoutError> {
         let zone = self.zone_of_lbn(lbn)?;
-        let virtual_sector = lbn.0 - zone.first_lbn + zone.empty_front_sectors;
-        let unit = zone
-            .sparing
-            .physical_unit(virtual_sector / zone.unit_sectors);
-        let position = unit * zone.unit_sectors + virtual_sector % zone.unit_sectors;
+        let (unit, offset) = Self::virtual_unit(zone, lbn);
+        let position = zone.sparing.physical_unit(unit) * zone.unit_sectors.get() + offset;
         Ok(self.pbn_of_position(zone, position))
     }
 
@@ -213,18 +216,18 @@ impl ZonedLayout {
         if !zone.sparing.has_defects() {
             return Ok(false);
         }
-        let unit = (lbn.0 - zone.first_lbn + zone.empty_front_sectors) / zone.unit_sectors;
+        let (unit, _) = Self::virtual_unit(zone, lbn);
         Ok(zone.sparing.physical_unit(unit) != zone.sparing.home_unit(unit))
     }
 
     pub fn pbn_to_lbn(&self, pbn: Pbn) -> Result<SectorContent, LayoutError> {
         let (zone, position) = self.position_of_pbn(pbn)?;
-        let content = zone.sparing.content(position / zone.unit_sectors);
-        Ok(match content {
+        let (unit, offset) = zone.unit_sectors.div_rem(position);
+        Ok(match zone.sparing.content(unit) {
             UnitContent::Unused => SectorContent::Unused,
             UnitContent::Remapped => SectorContent::Remapped,
             UnitContent::Data(unit) => {
-                let virtual_sector = unit * zone.unit_sectors + position % zone.unit_sectors;
+                let virtual_sector = unit * zone.unit_sectors.get() + offset;
                 match virtual_sector.checked_sub(zone.empty_front_sectors) {
                     Some(relative) => SectorContent::Data(Lbn(zone.first_lbn + relative)),
                     None => SectorContent::Unused,
@@ -247,23 +250,21 @@ impl ZonedLayout {
 
     pub fn track_of(&self, lbn: Lbn) -> Result<TrackExtent, LayoutError> {
         let zone = self.zone_of_lbn(lbn)?;
-        let virtual_sector = lbn.0 - zone.first_lbn + zone.empty_front_sectors;
-        let home = zone.sparing.home_unit(virtual_sector / zone.unit_sectors);
-        let position = home * zone.unit_sectors + virtual_sector % zone.unit_sectors;
-        let track = position / u64::from(zone.sectors_per_track);
+        let (unit, offset) = Self::virtual_unit(zone, lbn);
+        let position = zone.sparing.home_unit(unit) * zone.unit_sectors.get() + offset;
+        let track = zone.track_sectors.div(position);
         let extent = self.track_extent(zone, track);
         debug_assert!(extent.is_some_and(|e| e.contains(lbn)));
-        extent.ok_or(LayoutError::Invalid(format!(
-            "{lbn}: home track holds no LBN"
-        )))
+        extent.ok_or_else(|| LayoutError::Invalid(format!("{lbn}: home track holds no LBN")))
     }
 
     /// The LBNs whose home is zone-relative track `track`, if any.
     fn track_extent(&self, zone: &Zone, track: u64) -> Option<TrackExtent> {
         let spt = u64::from(zone.sectors_per_track);
         let unit = zone.unit_sectors;
-        let first = zone.sparing.virtual_below(track * spt / unit) * unit;
-        let end = zone.sparing.virtual_below((track + 1) * spt / unit) * unit;
+        // A track is a whole number of units (a unit is a sector or a track).
+        let first = zone.sparing.virtual_below(unit.div(track * spt)) * unit.get();
+        let end = zone.sparing.virtual_below(unit.div((track + 1) * spt)) * unit.get();
         let first = first.max(zone.empty_front_sectors) - zone.empty_front_sectors;
         let end = end.max(zone.empty_front_sectors) - zone.empty_front_sectors;
         (end > first).then(|| {
@@ -386,6 +387,7 @@ fn build_zone(spec: &ZonedLayoutSpec, zone: &ZoneSpec, first_lbn: u64) -> Result
     let same_range = spec.sparing == SparingScheme::SectorsPerCylinderRange;
     let sparing = SparingMap::new(shape, &zone.slips, &zone.defects, same_range)?;
     let slots = sparing.total() * unit_sectors;
+    let per_cylinder = u64::from(zone.sectors_per_track) * u64::from(spec.surfaces);
     let lbns = slots
         .checked_sub(zone.empty_sectors_at_front)
         .ok_or_else(|| {
@@ -402,7 +404,9 @@ fn build_zone(spec: &ZonedLayoutSpec, zone: &ZoneSpec, first_lbn: u64) -> Result
         first_lbn,
         lbns,
         empty_front_sectors: zone.empty_sectors_at_front,
-        unit_sectors,
+        unit_sectors: Divisor::new(unit_sectors),
+        track_sectors: Divisor::new(u64::from(zone.sectors_per_track)),
+        cylinder_sectors: Divisor::new(per_cylinder),
         grid,
         first_block_angle: grid.sectors(zone.first_block_offset_sectors),
         track_skew_angle: grid.sectors(zone.track_skew_sectors),

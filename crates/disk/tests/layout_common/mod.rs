@@ -74,7 +74,8 @@ pub fn zone_capacity(spec: &ZonedLayoutSpec, zone: &ZoneSpec) -> u64 {
 /// DiskSim's literal forward map (file-order slip walk) of zone-relative LBN
 /// `relative`, as a zone-relative sector index; `None` where DiskSim's result
 /// is not well defined (unsorted slips, a region with more slips than spares,
-/// a push past the region where DiskSim aliases, a partial scheme-8 range).
+/// a push past the region where DiskSim aliases, a short scheme-8 range longer
+/// than a range's slots).
 pub fn disksim_reference_position(
     spec: &ZonedLayoutSpec,
     zone: &ZoneSpec,
@@ -114,7 +115,7 @@ pub fn disksim_reference_position(
             Some(track * spt + v % spt)
         }
         SparingScheme::SlipToEndOfDisk => {
-            let (cylinder, mut offset) = (v / per_cylinder, v % per_cylinder);
+            let (cylinder, offset) = (v / per_cylinder, v % per_cylinder);
             let base = cylinder * per_cylinder;
             let mut seen = 0;
             for &s in slips {
@@ -122,8 +123,9 @@ pub fn disksim_reference_position(
                     seen += 1;
                 }
             }
-            offset += seen;
-            (offset < per_cylinder).then_some(base + offset)
+            // Slips beyond this cylinder count too once within reach, so the
+            // carry into the next cylinder needs no special case.
+            Some(base + offset + seen)
         }
         SparingScheme::SectorsPerCylinder | SparingScheme::SectorsPerCylinderRange => {
             let range = if spec.sparing == SparingScheme::SectorsPerCylinder {
@@ -131,11 +133,13 @@ pub fn disksim_reference_position(
             } else {
                 u64::from(spec.sparing_range_cylinders)
             };
-            if cylinders % range != 0 {
-                return None;
-            }
             let size = per_region(per_cylinder * range)?;
             let slots = size - zone.spares;
+            // A short last range has no spares; DiskSim's `v / slots` still
+            // finds it as long as it is no longer than a range's slots.
+            if (cylinders % range) * per_cylinder > slots {
+                return None;
+            }
             let (region, mut offset) = (v / slots, v % slots);
             let base = region * size;
             let mut seen = 0;

@@ -184,3 +184,17 @@ pub fn measure_all(
         .map(|r| r.expect("every point was run"))
         .collect()
 }
+
+/// Mean time a read spends waiting for the platter to turn, in milliseconds: the
+/// response time less every other component the drive reports. The drive's own
+/// `rotational_latency` is the wait before the first sector only; a zero-latency read
+/// that starts mid-request also waits, later, for the unrequested part of the track to
+/// pass, and this counts that too (as Figure 3 does). Meant for a drive with zero bus
+/// transfer time, where nothing else is left over.
+pub fn rotational_wait_ms(run: &Run, completion_overhead_ms: f64) -> f64 {
+    let b = mean_breakdown(run);
+    b.response_ms - b.overhead_ms - b.seek_ms - b.head_switch_ms - b.media_transfer_ms
+        - b.bus_transfer_ms
+        + b.overlap_ms
+        - completion_overhead_ms
+}

@@ -10,7 +10,7 @@
 use crate::claim::Claim;
 use crate::drives::{self, ATLAS_10K, ATLAS_10K_II};
 use crate::harness::{Experiment, Outcome, RunContext};
-use crate::plot::{Figure, Mark, Panel, PanelContent, Series};
+use crate::plot::{LegendCorner, Figure, Mark, Panel, PanelContent, Series};
 use crate::table::DataTable;
 use crate::LabError;
 use spinstack_disk::layout::TrackExtent;
@@ -85,6 +85,7 @@ impl Experiment for ExcludedBlocks {
                 x_label: "file-system block size (KB)".to_string(),
                 y_label: "excluded blocks (% of all blocks)".to_string(),
                 content: PanelContent::Lines(series),
+                legend: LegendCorner::UpperLeft,
             }],
         };
         let notes = vec![

@@ -19,7 +19,7 @@ use crate::claim::Claim;
 use crate::driver::Workload;
 use crate::drives::{self, Zone, ATLAS_10K_II};
 use crate::harness::{Experiment, Outcome, RunContext};
-use crate::plot::{Figure, Mark, Panel, PanelContent, Series};
+use crate::plot::{LegendCorner, Figure, Mark, Panel, PanelContent, Series};
 use crate::table::DataTable;
 use crate::LabError;
 use spinstack_disk::spec::{DriveSpec, LayoutSpec};
@@ -168,6 +168,7 @@ fn figure(curves: [Vec<(f64, f64)>; 2], maximum: f64, track_kb: f64) -> Figure {
             x_label: "request size (KB)".to_string(),
             y_label: "disk efficiency (media time / head time)".to_string(),
             content: PanelContent::Lines(series),
+            legend: LegendCorner::LowerRight,
         }],
     }
 }

@@ -12,7 +12,7 @@ use crate::claim::Claim;
 use crate::driver::{Run, Workload};
 use crate::drives::{self, ATLAS_10K_II};
 use crate::harness::{Experiment, Outcome, RunContext};
-use crate::plot::{Figure, Mark, Panel, PanelContent, Series};
+use crate::plot::{LegendCorner, Figure, Mark, Panel, PanelContent, Series};
 use crate::table::DataTable;
 use crate::LabError;
 use spinstack_disk::spec::DriveSpec;
@@ -120,6 +120,7 @@ fn figure(series_points: Vec<Vec<(f64, f64)>>, spt: Sectors) -> Figure {
             x_label: "request size (KB)".to_string(),
             y_label: "average head time (ms)".to_string(),
             content: PanelContent::Lines(series),
+            legend: LegendCorner::UpperLeft,
         }],
     }
 }

@@ -18,7 +18,7 @@ use crate::claim::{Claim, Tolerance};
 use crate::driver::Workload;
 use crate::drives::{self, ATLAS_10K_II};
 use crate::harness::{Experiment, Outcome, RunContext};
-use crate::plot::{Bars, Figure, Panel, PanelContent};
+use crate::plot::{LegendCorner, Bars, Figure, Panel, PanelContent};
 use crate::table::DataTable;
 use crate::LabError;
 use spinstack_sim::request::Direction;
@@ -152,6 +152,7 @@ fn figure(bars: &[(&str, MeanBreakdown); 3], spt: Sectors) -> Figure {
                 components,
                 stacked: true,
             }),
+            legend: LegendCorner::UpperRight,
         }],
     }
 }

@@ -9,7 +9,7 @@ use crate::claim::Claim;
 use crate::driver::{mean_and_deviation, Run, Workload};
 use crate::drives::{self, ATLAS_10K_II};
 use crate::harness::{Experiment, Outcome, RunContext};
-use crate::plot::{Figure, Mark, Panel, PanelContent, Series};
+use crate::plot::{LegendCorner, Figure, Mark, Panel, PanelContent, Series};
 use crate::table::DataTable;
 use crate::LabError;
 use spinstack_sim::request::Direction;
@@ -115,12 +115,14 @@ fn figure(curves: &Curves) -> Figure {
                 x_label: "request size (KB)".to_string(),
                 y_label: "response time (ms)".to_string(),
                 content: PanelContent::Lines(envelope),
+                legend: LegendCorner::UpperLeft,
             },
             Panel {
                 title: "Standard deviation of response time".to_string(),
                 x_label: "request size (KB)".to_string(),
                 y_label: "σ of response time (ms)".to_string(),
                 content: PanelContent::Lines(deviations),
+                legend: LegendCorner::UpperRight,
             },
         ],
     }

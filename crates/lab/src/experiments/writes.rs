@@ -12,7 +12,7 @@ use crate::claim::Claim;
 use crate::driver::Workload;
 use crate::drives::{self, ATLAS_10K_II};
 use crate::harness::{Experiment, Outcome, RunContext};
-use crate::plot::{Figure, Mark, Panel, PanelContent, Series};
+use crate::plot::{LegendCorner, Figure, Mark, Panel, PanelContent, Series};
 use crate::table::DataTable;
 use crate::LabError;
 use spinstack_sim::request::Direction;
@@ -118,6 +118,7 @@ fn figure(curves: Vec<Vec<(f64, f64)>>, track_kb: f64) -> Figure {
             x_label: "request size (KB)".to_string(),
             y_label: "average head time (ms)".to_string(),
             content: PanelContent::Lines(series),
+            legend: LegendCorner::UpperLeft,
         }],
     }
 }
