@@ -137,7 +137,7 @@ struct Engine<'a, P: Probe + ?Sized> {
     capacity: u64,
     algorithm: ScsiAlgorithm,
     remapped: BTreeMap<u64, Remap>,
-    defective_tracks: HashSet<Location>,
+    defective_cylinders: HashSet<u32>,
     tracks: Vec<MappedTrack>,
     recent_sizes: VecDeque<u64>,
     moves: VecDeque<(i64, i64)>,
@@ -156,7 +156,7 @@ impl<'a, P: Probe + ?Sized> Engine<'a, P> {
             capacity,
             algorithm,
             remapped: BTreeMap::new(),
-            defective_tracks: HashSet::new(),
+            defective_cylinders: HashSet::new(),
             tracks: Vec::new(),
             recent_sizes: VecDeque::new(),
             moves: VecDeque::new(),
@@ -172,7 +172,8 @@ impl<'a, P: Probe + ?Sized> Engine<'a, P> {
     fn learn_remaps(&mut self) -> Result<(), ProbeError> {
         let defects = self.translator.probe().read_defect_list()?;
         for defect in defects {
-            self.defective_tracks.insert((defect.cylinder, defect.surface));
+            // Spares shared by a cylinder carry a defect's effect to its other tracks.
+            self.defective_cylinders.insert(defect.cylinder);
             if self.translator.pbn(defect)? != SectorContent::Remapped {
                 continue; // a slipped defect holds no LBN: nothing moved
             }
@@ -376,6 +377,11 @@ impl<'a, P: Probe + ?Sized> Engine<'a, P> {
             return Ok(start);
         };
         let size = last.sectors.0;
+        // Gallop only in a settled run of equal tracks, never just after an odd one.
+        let run = self.tracks.iter().rev().take(MINIMUM_PERIOD_EVIDENCE);
+        if self.tracks.len() < MINIMUM_PERIOD_EVIDENCE || run.clone().any(|t| t.sectors.0 != size) {
+            return Ok(start);
+        }
         let mut k = self.gallop.min((self.capacity - start) / size);
         while k >= 2 {
             if self.gallop_holds(start, size, k)? {
@@ -398,7 +404,7 @@ impl<'a, P: Probe + ?Sized> Engine<'a, P> {
 
         let end = start + k * size;
         let touched = [start, end - 1, end];
-        if predicted.iter().any(|l| self.defective_tracks.contains(l))
+        if predicted.iter().any(|l| self.defective_cylinders.contains(&l.0))
             || touched.iter().any(|l| self.remapped.contains_key(l))
         {
             return Ok(false);

@@ -1,16 +1,414 @@
-//! Timing-only extraction (traxtents §4.1.1). Written below.
+//! Timing-only extraction (traxtents §4.1.1): track boundaries from read times
+//! alone, for drives that do not translate addresses.
+//!
+//! **The boundary test.** Whether LBNs x and x+1 lie on different tracks is decided
+//! from a chain of reads issued back to back: read(x,1), then read(x,2), read(x,1),
+//! read(x,2), ... With the read cache off, each read of a chain starts where the
+//! previous one ended, so it waits until sector x comes round again: a read of x
+//! alone after a read of x,x+1 takes one revolution P minus the time δ between the
+//! end of x and the end of x+1, and a read of x,x+1 after x alone takes P + δ. On
+//! one track δ is one sector time (tens of microseconds); across a boundary it
+//! holds a head switch or a seek and the skew that hides it (a millisecond on the
+//! Atlas 10K). Every read after the first gives one sample of δ, independent of the
+//! issue phase, so no rotational synchronisation is needed; the extractor decides
+//! from the median of a few samples against a threshold halfway between the
+//! same-track δ (calibrated at LBN 0) and the smallest crossing δ seen, and keeps
+//! sampling until the median is a stated number of robust standard errors away
+//! from the threshold. A test that cannot reach that confidence is *uncertain*.
+//!
+//! **The search.** From a known boundary T, the common case (traxtents: "the next
+//! track has the same size") is one test at T+S−1 for each recently seen size S.
+//! Otherwise the boundary is searched outward from the expected end (S−1, S+1,
+//! S−2, ...), and on the first track linearly from T. This is the paper's
+//! "binary search for the first request size that breaks the linear model"
+//! replaced by a local test: the local test needs no linear model (whose slope
+//! changes from zone to zone) and is immune to zero-latency firmware.
+//!
+//! **Cache defeat.** Extraction runs as many interleaved cursors over widely spread
+//! regions of the disk (traxtents used 100), one test per cursor in turn, so that
+//! consecutive tests never touch neighbouring data; each cursor first finds the
+//! first boundary at or after its region start and stops where the next region's
+//! cursor began. The chain inside one test still rereads the same sectors, so the
+//! read cache must be off (both papers turned it off with the caching mode page).
+//!
+//! **What it cannot see.** Cylinder and surface (the map says `-`), remapped LBNs
+//! (a read across one costs a seek and looks like two boundaries).
 
-use crate::map::TrackMap;
+use crate::map::{MappedTrack, TrackMap};
 use crate::probe::{Probe, ProbeError};
+use serde::Serialize;
+use spinstack_sim::units::{Lbn, Nanoseconds, Sectors};
+use std::collections::VecDeque;
 
-#[derive(Clone, Debug, Default)]
-pub struct TimingOptions {}
-
-pub struct TimingExtraction {
-    pub map: TrackMap,
+/// Knobs of the timing extractor.
+#[derive(Clone, Debug, Serialize)]
+pub struct TimingOptions {
+    /// Samples a boundary test takes before it may decide.
+    pub min_samples: usize,
+    /// Samples after which an undecided test is reported uncertain.
+    pub max_samples: usize,
+    /// Robust standard errors between the median and the threshold needed to decide
+    /// (4.5 ≈ one wrong decision in 300,000 tests for Gaussian noise).
+    pub confidence_sigmas: f64,
+    /// Interleaved extraction cursors over widely spread regions.
+    pub regions: usize,
+    /// Reads used to calibrate the revolution time and the same-track δ.
+    pub calibration_reads: usize,
 }
 
+impl Default for TimingOptions {
+    fn default() -> Self {
+        TimingOptions {
+            min_samples: 3,
+            max_samples: 15,
+            confidence_sigmas: 4.5,
+            regions: 16,
+            calibration_reads: 41,
+        }
+    }
+}
+
+/// The result of a timing extraction.
+#[derive(Clone, Debug)]
+pub struct TimingExtraction {
+    pub map: TrackMap,
+    pub boundary_tests: u64,
+    pub revolution: Nanoseconds,
+    /// Same-track δ and the decision threshold, as calibrated.
+    pub same_track_delta: Nanoseconds,
+    pub threshold: Nanoseconds,
+}
+
+/// The verdict of one boundary test.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Verdict {
+    pub crossing: bool,
+    /// False when the samples ran out before the confidence was reached.
+    pub confident: bool,
+    /// Median δ in nanoseconds.
+    pub delta_ns: f64,
+}
+
+/// Calibration of the boundary test.
+#[derive(Clone, Copy, Debug)]
+struct Calibration {
+    revolution_ns: f64,
+    /// Robust standard deviation of one δ sample.
+    sample_sigma_ns: f64,
+    same_delta_ns: f64,
+    threshold_ns: f64,
+}
+
+fn median(values: &mut [f64]) -> f64 {
+    values.sort_by(|a, b| a.total_cmp(b));
+    let n = values.len();
+    if n % 2 == 1 {
+        values[n / 2]
+    } else {
+        (values[n / 2 - 1] + values[n / 2]) / 2.0
+    }
+}
+
+/// Median absolute deviation scaled to a standard deviation (Gaussian consistency).
+fn robust_sigma(values: &[f64]) -> f64 {
+    let mut copy = values.to_vec();
+    let centre = median(&mut copy);
+    let mut deviations: Vec<f64> = values.iter().map(|v| (v - centre).abs()).collect();
+    1.4826 * median(&mut deviations)
+}
+
+struct Tester<'p, P: Probe + ?Sized> {
+    probe: &'p mut P,
+    options: TimingOptions,
+    capacity: u64,
+    calibration: Calibration,
+    tests: u64,
+    smallest_crossing_ns: f64,
+}
+
+impl<'p, P: Probe + ?Sized> Tester<'p, P> {
+    fn read(&mut self, lbn: u64, sectors: u64) -> Result<f64, ProbeError> {
+        let r = self.probe.timed_read(Lbn(lbn), Sectors(sectors))?;
+        Ok(r.response().0 as f64)
+    }
+
+    /// δ samples for the pair (x, x+1): `count` reads after one reference read.
+    fn samples(&mut self, x: u64, count: usize, revolution_ns: f64) -> Result<Vec<f64>, ProbeError> {
+        self.read(x, 1)?;
+        let mut out = Vec::with_capacity(count);
+        for i in 0..count {
+            if i % 2 == 0 {
+                out.push(self.read(x, 2)? - revolution_ns);
+            } else {
+                out.push(revolution_ns - self.read(x, 1)?);
+            }
+        }
+        Ok(out)
+    }
+
+    /// Is there a boundary between x and x+1?
+    fn test(&mut self, x: u64) -> Result<Verdict, ProbeError> {
+        self.tests += 1;
+        let c = self.calibration;
+        let mut samples = self.samples(x, self.options.min_samples, c.revolution_ns)?;
+        loop {
+            let mut sorted = samples.clone();
+            let delta = median(&mut sorted);
+            // The median's standard error is about 1.25 σ/√n.
+            let error = 1.25 * c.sample_sigma_ns / (samples.len() as f64).sqrt();
+            let distance = (delta - c.threshold_ns).abs();
+            let confident = distance > self.options.confidence_sigmas * error;
+            if confident || samples.len() >= self.options.max_samples {
+                return Ok(Verdict {
+                    crossing: delta > c.threshold_ns,
+                    confident,
+                    delta_ns: delta,
+                });
+            }
+            // Continue the chain with two more samples (keeps the alternation).
+            let more = self.samples(x, 3, c.revolution_ns)?;
+            samples.extend_from_slice(&more[1..]);
+        }
+    }
+
+    /// Learn the crossing size from a confident crossing, and tighten the threshold.
+    fn learn(&mut self, verdict: Verdict) {
+        if verdict.crossing && verdict.confident && verdict.delta_ns < self.smallest_crossing_ns {
+            self.smallest_crossing_ns = verdict.delta_ns;
+            let c = &mut self.calibration;
+            let halfway = (c.same_delta_ns + self.smallest_crossing_ns) / 2.0;
+            c.threshold_ns = c.threshold_ns.max(halfway.min(c.threshold_ns * 4.0));
+        }
+    }
+}
+
+/// Revolution time, sample noise and the same-track δ, measured at LBN 0.
+fn calibrate<P: Probe + ?Sized>(probe: &mut P, reads: usize) -> Result<Calibration, ProbeError> {
+    let reads = reads.max(9);
+    probe.timed_read(Lbn(0), Sectors(1))?;
+    let mut repeats = Vec::with_capacity(reads);
+    for _ in 0..reads {
+        repeats.push(probe.timed_read(Lbn(0), Sectors(1))?.response().0 as f64);
+    }
+    let revolution_ns = median(&mut repeats.clone());
+    let single_sigma = robust_sigma(&repeats);
+    // δ at (0, 1): LBN 0 and 1 share a track on every drive with 2+ sectors a track.
+    let mut deltas = Vec::with_capacity(reads);
+    probe.timed_read(Lbn(0), Sectors(1))?;
+    for i in 0..reads {
+        let r = if i % 2 == 0 {
+            probe.timed_read(Lbn(0), Sectors(2))?.response().0 as f64 - revolution_ns
+        } else {
+            revolution_ns - probe.timed_read(Lbn(0), Sectors(1))?.response().0 as f64
+        };
+        deltas.push(r);
+    }
+    let same_delta_ns = median(&mut deltas.clone());
+    let sample_sigma_ns = robust_sigma(&deltas).max(single_sigma).max(1_000.0);
+    // A crossing costs at least a head switch; no drive switches heads in less
+    // than ~1/64 of a revolution, and the noise must not reach the threshold.
+    let gap = (revolution_ns / 64.0).max(8.0 * sample_sigma_ns);
+    Ok(Calibration {
+        revolution_ns,
+        sample_sigma_ns,
+        same_delta_ns,
+        threshold_ns: same_delta_ns + gap,
+    })
+}
+
+/// One extraction cursor: a region of the disk being mapped.
+struct Cursor {
+    /// The next LBN known to start a track (None until the first boundary is found).
+    next: Option<u64>,
+    /// Where the cursor starts looking for its first boundary.
+    start: u64,
+    /// Where it stops: the first boundary found by the next region's cursor.
+    stop: Option<u64>,
+    tracks: Vec<MappedTrack>,
+    recent_sizes: VecDeque<u64>,
+    done: bool,
+}
+
+const RECENT_SIZES_BOUND: usize = 3;
+
+/// Extract the track map by timing alone.
 pub fn extract<P: Probe + ?Sized>(probe: &mut P, options: &TimingOptions) -> Result<TimingExtraction, ProbeError> {
-    let _ = options;
-    Err(ProbeError::Unsupported { probe: probe.name(), command: "timing", reason: "not yet".into() })
+    let capacity = probe.read_capacity()?.0;
+    let drive = probe.name();
+    let calibration = calibrate(probe, options.calibration_reads)?;
+    let mut tester = Tester {
+        probe,
+        options: options.clone(),
+        capacity,
+        calibration,
+        tests: 0,
+        smallest_crossing_ns: f64::INFINITY,
+    };
+    let mut cursors = make_cursors(capacity, options.regions);
+    while cursors.iter().any(|c| !c.done) {
+        for index in 0..cursors.len() {
+            if !cursors[index].done {
+                step(&mut tester, &mut cursors, index)?;
+            }
+        }
+    }
+    let tracks: Vec<MappedTrack> = cursors.into_iter().flat_map(|c| c.tracks).collect();
+    let c = tester.calibration;
+    Ok(TimingExtraction {
+        map: TrackMap {
+            drive,
+            method: "timing".to_string(),
+            capacity: Sectors(capacity),
+            tracks,
+            remapped: Vec::new(),
+        },
+        boundary_tests: tester.tests,
+        revolution: Nanoseconds(c.revolution_ns as u64),
+        same_track_delta: Nanoseconds(c.same_delta_ns.max(0.0) as u64),
+        threshold: Nanoseconds(c.threshold_ns as u64),
+    })
+}
+
+fn make_cursors(capacity: u64, regions: usize) -> Vec<Cursor> {
+    let regions = (regions.max(1) as u64).min(capacity / 4096 + 1);
+    (0..regions)
+        .map(|r| {
+            let start = capacity * r / regions;
+            Cursor {
+                next: (r == 0).then_some(0),
+                start,
+                stop: None,
+                tracks: Vec::new(),
+                recent_sizes: VecDeque::new(),
+                done: false,
+            }
+        })
+        .collect()
+}
+
+/// Advance one cursor by one track (or by finding its first boundary).
+fn step<P: Probe + ?Sized>(tester: &mut Tester<'_, P>, cursors: &mut [Cursor], index: usize) -> Result<(), ProbeError> {
+    let capacity = tester.capacity;
+    let Some(start) = cursors[index].next else {
+        let first = first_boundary_from(tester, cursors[index].start)?;
+        cursors[index].next = Some(first);
+        if index > 0 {
+            cursors[index - 1].stop = Some(first);
+        }
+        return Ok(());
+    };
+    let limit = cursors[index].stop.unwrap_or(capacity).min(capacity);
+    if start >= limit {
+        // Finished only once the next region has said where it starts.
+        let next_known = index + 1 >= cursors.len() || cursors[index].stop.is_some();
+        cursors[index].done = next_known;
+        return Ok(());
+    }
+    let sizes: Vec<u64> = cursors[index].recent_sizes.iter().copied().collect();
+    let (end, certain) = track_end(tester, start, &sizes, limit)?;
+    let cursor = &mut cursors[index];
+    let size = end - start;
+    cursor.tracks.push(MappedTrack {
+        first: Lbn(start),
+        sectors: Sectors(size),
+        location: None,
+        uncertain: !certain,
+    });
+    if cursor.recent_sizes.front() != Some(&size) {
+        cursor.recent_sizes.retain(|&s| s != size);
+        cursor.recent_sizes.push_front(size);
+        cursor.recent_sizes.truncate(RECENT_SIZES_BOUND);
+    }
+    assert!(cursor.recent_sizes.len() <= RECENT_SIZES_BOUND);
+    cursor.next = Some(end);
+    Ok(())
+}
+
+/// The first boundary at or after `from` (a track starts there), found by testing
+/// pairs linearly.
+fn first_boundary_from<P: Probe + ?Sized>(tester: &mut Tester<'_, P>, from: u64) -> Result<u64, ProbeError> {
+    if from == 0 {
+        return Ok(0);
+    }
+    let mut x = from - 1;
+    while x + 1 < tester.capacity {
+        let verdict = tester.test(x)?;
+        tester.learn(verdict);
+        if verdict.crossing {
+            return Ok(x + 1);
+        }
+        x += 1;
+    }
+    Ok(tester.capacity)
+}
+
+/// One past the last LBN of the track starting at `start`, and whether every test
+/// that decided it was confident.
+fn track_end<P: Probe + ?Sized>(
+    tester: &mut Tester<'_, P>,
+    start: u64,
+    recent_sizes: &[u64],
+    limit: u64,
+) -> Result<(u64, bool), ProbeError> {
+    // Common case: the track has a recently seen size.
+    for &size in recent_sizes {
+        let end = start + size;
+        if end == limit {
+            return Ok((end, true)); // the next region's cursor found this boundary
+        }
+        if end > limit {
+            continue;
+        }
+        let verdict = tester.test(end - 1)?;
+        tester.learn(verdict);
+        if verdict.crossing && verdict.confident {
+            return Ok((end, true));
+        }
+    }
+    let expected = recent_sizes.first().copied();
+    search_outward(tester, start, expected, limit)
+}
+
+/// Test candidate ends outward from the expected one (or from `start` with no
+/// expectation) until a confident crossing; the best unconfident one otherwise.
+fn search_outward<P: Probe + ?Sized>(
+    tester: &mut Tester<'_, P>,
+    start: u64,
+    expected: Option<u64>,
+    limit: u64,
+) -> Result<(u64, bool), ProbeError> {
+    let centre = expected.map_or(start + 1, |s| start + s);
+    let reach = expected.map_or(limit - start, |s| 2 * s).max(2);
+    let mut best: Option<(f64, u64)> = None;
+    for step in 0..=2 * reach {
+        let offset = (step as i64 + 1) / 2 * if step % 2 == 1 { 1 } else { -1 };
+        let Some(end) = centre.checked_add_signed(offset) else {
+            continue;
+        };
+        if end <= start || end > limit {
+            if end > limit && expected.is_none() {
+                break;
+            }
+            continue;
+        }
+        if end == limit {
+            if limit < tester.capacity {
+                return Ok((end, true)); // the next region's cursor found this boundary
+            }
+            continue; // the capacity: a boundary, but only if none comes earlier
+        }
+        let verdict = tester.test(end - 1)?;
+        tester.learn(verdict);
+        if verdict.crossing && verdict.confident {
+            return Ok((end, true));
+        }
+        if verdict.crossing && best.is_none_or(|(d, _)| verdict.delta_ns > d) {
+            best = Some((verdict.delta_ns, end));
+        }
+    }
+    if limit == tester.capacity && best.is_none() {
+        // No boundary before the end of the disk: this is the last track.
+        return Ok((limit, true));
+    }
+    Ok(best.map_or((limit, false), |(_, end)| (end, false)))
 }

@@ -84,6 +84,16 @@ impl Claim {
         self.explanation = text.into();
         self
     }
+
+    /// Attach `text` only when the claim misses its tolerance (a reason for a miss
+    /// reads oddly next to a hit).
+    pub fn explain_if_missed(self, text: impl Into<String>) -> Claim {
+        if self.within {
+            self
+        } else {
+            self.explain(text)
+        }
+    }
 }
 
 /// Numbers in tables: up to four significant decimals, no trailing zeros.

@@ -15,7 +15,7 @@ use crate::harness::{Experiment, Outcome, RunContext};
 use crate::plot::{LegendCorner, Figure, Mark, Panel, PanelContent, Series};
 use crate::table::DataTable;
 use crate::LabError;
-use spinstack_disk::spec::DriveSpec;
+use spinstack_disk::spec::{DriveSpec, SeekSpec};
 use spinstack_sim::request::Direction;
 use spinstack_sim::units::Sectors;
 
@@ -72,7 +72,8 @@ impl Experiment for Fig6HeadTime {
         }
         let size = sizes.iter().position(|&s| s == spt).expect("track size is a point");
         let at_track: Vec<&Run> = (0..CURVES.len()).map(|c| &runs[c * sizes.len() + size]).collect();
-        let claims = claims(&at_track, drives::revolution(&spec).as_ms_f64());
+        let seek = SeekFacts::of(&spec, &zone);
+        let claims = claims(&at_track, drives::revolution(&spec).as_ms_f64(), &seek);
         Ok(Outcome {
             data,
             figure: figure(series_points, spt),
@@ -82,19 +83,81 @@ impl Experiment for Fig6HeadTime {
     }
 }
 
+/// What the drive's seek model says about the first zone (for explaining the seek).
+pub struct SeekFacts {
+    pub zone_cylinders: u32,
+    pub curve: String,
+}
+
+impl SeekFacts {
+    pub fn of(spec: &DriveSpec, zone: &drives::Zone) -> SeekFacts {
+        let last = zone.tracks.last().map_or(0, |t| t.cylinder);
+        let first = zone.tracks[0].cylinder;
+        let curve = match &spec.mechanics.seek {
+            SeekSpec::Published { single_cylinder_ms, average_ms, full_stroke_ms } => format!(
+                "a piecewise-linear curve through the data sheet's single-cylinder \
+                 ({single_cylinder_ms} ms), average ({average_ms} ms, placed at a third of the \
+                 stroke) and full-stroke ({full_stroke_ms} ms) times"
+            ),
+            _ => "the extracted seek curve".to_string(),
+        };
+        SeekFacts { zone_cylinders: last - first + 1, curve }
+    }
+}
+
 /// `at_track`: the track-sized run of each curve, in CURVES order.
-fn claims(at_track: &[&Run], revolution_ms: f64) -> Vec<Claim> {
+fn claims(at_track: &[&Run], revolution_ms: f64, seek: &SeekFacts) -> Vec<Claim> {
     let head = |curve: usize| at_track[curve].mean_head_time_ms();
     let tworeq_aligned = head(3);
+    let aligned = mean_breakdown(at_track[1]);
     let seek_ms = mean_breakdown(at_track[3]).seek_ms;
+    let exposed_bus_ms = aligned.bus_transfer_ms - aligned.overlap_ms;
     let source = "§5.2, Fig. 6";
+    let seek_why = format!(
+        "The model's first zone spans {} cylinders and its seek is {}; random requests in \
+         the zone seek about a third of the zone ({} cylinders), which that curve prices at \
+         {seek_ms:.2} ms. A real arm's short seeks grow like the square root of the distance \
+         (acceleration-limited), so a straight line from the single-cylinder time \
+         underestimates them; the paper measured 2.2 ms. This is a property of the catalog \
+         entry (assumed seek curve and zone width), not of alignment.",
+        seek.zone_cylinders,
+        seek.curve,
+        seek.zone_cylinders / 3
+    );
+    let queue_why = format!(
+        "tworeq head time ({tworeq_aligned:.2} ms aligned, {:.2} ms unaligned) is no shorter \
+         than onereq's ({:.2} / {:.2} ms): the drive model serves one request at a time and \
+         starts the queued one only when the previous one has completed (spinstack-disk, \
+         drive.rs), so the bus transfer left after the media read ({exposed_bus_ms:.2} ms for \
+         an aligned track) stays in the head time. The paper's drive overlapped the next \
+         seek with it (§5.2), which is what tworeq measures.",
+        head(2),
+        head(1),
+        head(0)
+    );
     vec![
-        Claim::new("track-sized reads, onereq: head-time reduction from alignment", source, "%", 18.0, reduction_percent(head(0), head(1))),
-        Claim::new("track-sized reads, tworeq: head-time reduction from alignment", source, "%", 32.0, reduction_percent(head(2), head(3))),
-        Claim::new("tworeq, aligned, track-sized: head time", source, "ms", 8.3, tworeq_aligned),
-        Claim::new("average seek of the workload", source, "ms", 2.2, seek_ms),
+        Claim::new("track-sized reads, onereq: head-time reduction from alignment", source, "%", 18.0, reduction_percent(head(0), head(1)))
+            .explain(format!(
+                "Unaligned {:.2} ms, aligned {:.2} ms. The saving in ms is what alignment \
+                 removes (head switch and rotational wait); as a share it is larger than the \
+                 paper's because the shared seek is smaller (seek: {seek_ms:.2} ms vs 2.2 ms).",
+                head(0),
+                head(1)
+            )),
+        Claim::new("track-sized reads, tworeq: head-time reduction from alignment", source, "%", 32.0, reduction_percent(head(2), head(3)))
+            .explain_if_missed(queue_why.clone()),
+        Claim::new("tworeq, aligned, track-sized: head time", source, "ms", 8.3, tworeq_aligned)
+            .explain(format!(
+                "Agreement by compensation: the model's seek is shorter ({seek_ms:.2} vs 2.2 ms) \
+                 but its tworeq head time still holds {exposed_bus_ms:.2} ms of bus transfer. \
+                 See the other two claims."
+            )),
+        Claim::new("average seek of the workload", source, "ms", 2.2, seek_ms).explain_if_missed(seek_why),
         Claim::new("tworeq aligned head time less the seek (≈ one revolution)", source, "ms", 6.1, tworeq_aligned - seek_ms)
-            .explain(format!("One revolution of the model is {revolution_ms:.3} ms.")),
+            .explain(format!(
+                "One revolution of the model is {revolution_ms:.3} ms; the rest is controller \
+                 overhead and bus transfer not overlapped with the next request. {queue_why}"
+            )),
         Claim::new("onereq with zero bus transfer approximates tworeq (aligned, track-sized head time)", source, "ms", tworeq_aligned, head(4))
             .explain("The paper states this qualitatively; its 'paper' value here is spinstack's own tworeq aligned head time."),
     ]

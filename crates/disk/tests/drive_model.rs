@@ -1,0 +1,216 @@
+//! Behaviour of the timed drive through its public API, on the catalog's Atlas 10K:
+//! bad requests are errors (never panics), queues are bounded, SPTF beats FCFS on
+//! random reads at depth 16, the cache can be turned off, runs are deterministic,
+//! and the per-request breakdown is consistent.
+
+use spinstack_disk::drive::{Drive, DriveOptions};
+use spinstack_disk::spec::SchedulingPolicy;
+use spinstack_sim::device::{BlockDevice, DeviceError};
+use spinstack_sim::request::{BlockRequest, Completion, Direction, RequestId};
+use spinstack_sim::units::{Lbn, Nanoseconds, Sectors};
+
+fn atlas(options: DriveOptions) -> Drive {
+    let spec = spinstack_disk::catalog::get("atlas10k").expect("catalog has atlas10k");
+    Drive::new(&spec, options).expect("drive builds")
+}
+
+fn request(id: u64, direction: Direction, lbn: u64, sectors: u64, at: Nanoseconds) -> BlockRequest {
+    BlockRequest {
+        id: RequestId(id),
+        direction,
+        lbn: Lbn(lbn),
+        sectors: Sectors(sectors),
+        arrival: at,
+    }
+}
+
+/// A small deterministic generator (SplitMix64) so tests need no extra crates.
+struct Rng(u64);
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+}
+
+/// Closed loop of `count` random 8-sector reads at `depth`; returns completions.
+fn random_reads(drive: &mut Drive, depth: usize, count: u64, seed: u64) -> Vec<Completion> {
+    let mut rng = Rng(seed);
+    let capacity = drive.capacity().0 - 8;
+    let mut now = Nanoseconds::ZERO;
+    let mut issued = 0;
+    let mut out = Vec::new();
+    let mut buffer = Vec::new();
+    while (out.len() as u64) < count {
+        while issued < count && issued - (out.len() as u64) < (depth as u64) {
+            let r = request(issued, Direction::Read, rng.next() % capacity, 8, now);
+            drive.submit(r).expect("accepted");
+            issued += 1;
+        }
+        now = drive.next_event_time().expect("work pending");
+        buffer.clear();
+        drive.advance(now, &mut buffer);
+        out.extend_from_slice(&buffer);
+    }
+    out
+}
+
+fn mean_ms(c: &[Completion]) -> f64 {
+    c.iter().map(|c| c.response_time().as_ms_f64()).sum::<f64>() / c.len() as f64
+}
+
+/// Proves zero-length and out-of-range requests are rejected with errors.
+#[test]
+fn bad_requests_are_errors() {
+    let mut d = atlas(DriveOptions::default());
+    let cap = d.capacity().0;
+    let zero = request(1, Direction::Read, 0, 0, Nanoseconds::ZERO);
+    assert_eq!(d.submit(zero), Err(DeviceError::Empty { id: 1 }));
+    let past = request(2, Direction::Write, cap - 4, 8, Nanoseconds::ZERO);
+    assert!(matches!(d.submit(past), Err(DeviceError::OutOfRange { .. })));
+    let huge = request(3, Direction::Read, u64::MAX - 1, 8, Nanoseconds::ZERO);
+    assert!(matches!(d.submit(huge), Err(DeviceError::OutOfRange { .. })));
+    // The last sectors of the drive are fine.
+    let last = request(4, Direction::Read, cap - 8, 8, Nanoseconds::ZERO);
+    assert!(d.submit(last).is_ok());
+}
+
+/// Proves the queue bound is enforced with an error, not a panic.
+#[test]
+fn queue_is_bounded() {
+    let mut d = atlas(DriveOptions {
+        queue_depth: Some(2),
+        ..DriveOptions::default()
+    });
+    for id in 0..3 {
+        let r = request(id, Direction::Read, id * 1000, 8, Nanoseconds::ZERO);
+        let result = d.submit(r);
+        if id < 3 {
+            // One request is in service, so two more fit in the queue.
+            assert!(result.is_ok(), "request {id}: {result:?}");
+        }
+    }
+    let r = request(9, Direction::Read, 5000, 8, Nanoseconds::ZERO);
+    assert_eq!(d.submit(r), Err(DeviceError::QueueFull { depth: 2 }));
+}
+
+/// Proves SPTF lowers the mean response of random reads at depth 16 versus FCFS,
+/// and every request completes exactly once.
+#[test]
+fn sptf_beats_fcfs_at_depth_16() {
+    let options = |policy| DriveOptions {
+        queue_depth: Some(16),
+        policy: Some(policy),
+        cache_disabled: false,
+    };
+    let fcfs = random_reads(&mut atlas(options(SchedulingPolicy::Fcfs)), 16, 3000, 11);
+    let sptf = random_reads(&mut atlas(options(SchedulingPolicy::Sptf)), 16, 3000, 11);
+    let mut ids: Vec<u64> = sptf.iter().map(|c| c.request.id.0).collect();
+    ids.sort_unstable();
+    ids.dedup();
+    assert_eq!(ids.len(), 3000, "seed 11: every request completes once");
+    let (f, s) = (mean_ms(&fcfs), mean_ms(&sptf));
+    assert!(s < 0.8 * f, "seed 11: SPTF mean {s:.3} ms vs FCFS {f:.3} ms");
+}
+
+/// Proves the same inputs give the same completions, and that random reads at
+/// QD1 have a plausible Atlas 10K mean (seek ≈ 5 ms + half a turn ≈ 3 ms + bus).
+#[test]
+fn deterministic_and_plausible() {
+    let a = random_reads(&mut atlas(DriveOptions::default()), 1, 2000, 5);
+    let b = random_reads(&mut atlas(DriveOptions::default()), 1, 2000, 5);
+    assert_eq!(a, b, "seed 5: runs differ");
+    let m = mean_ms(&a);
+    assert!((6.0..11.0).contains(&m), "seed 5: mean {m:.3} ms");
+}
+
+/// Proves a sequential re-read hits the cache (read-ahead) and that turning the
+/// cache off removes the hit.
+#[test]
+fn cache_hits_and_cache_disabled() {
+    for (disabled, want_hit) in [(false, true), (true, false)] {
+        let mut d = atlas(DriveOptions {
+            cache_disabled: disabled,
+            ..DriveOptions::default()
+        });
+        let mut buf = Vec::new();
+        d.submit(request(0, Direction::Read, 1000, 8, Nanoseconds::ZERO)).unwrap();
+        let t = d.next_event_time().unwrap();
+        d.advance(t, &mut buf);
+        // Give the read-ahead time to fetch the following blocks.
+        let later = Nanoseconds(t.0 + 20_000_000);
+        d.submit(request(1, Direction::Read, 1008, 8, later)).unwrap();
+        let t2 = d.next_event_time().unwrap();
+        d.advance(t2, &mut buf);
+        assert_eq!(buf.len(), 2);
+        assert_eq!(buf[1].cache_hit, want_hit, "cache_disabled = {disabled}");
+        if want_hit {
+            // A hit costs the hit overhead plus the bus: well under a millisecond per block.
+            assert!(buf[1].response_time().as_ms_f64() < 2.0);
+        }
+    }
+}
+
+/// Proves the breakdown of a read miss has a seek, a latency below one
+/// revolution, and media and bus transfer for the request's blocks.
+#[test]
+fn breakdown_of_a_miss() {
+    let mut d = atlas(DriveOptions::default());
+    let cap = d.capacity().0;
+    let mut buf = Vec::new();
+    d.submit(request(0, Direction::Read, cap / 2, 8, Nanoseconds::ZERO)).unwrap();
+    let t = d.next_event_time().unwrap();
+    d.advance(t, &mut buf);
+    let b = buf[0].breakdown;
+    let period_ms = d.rotation_period_ps() as f64 / 1e9;
+    assert!(b.seek.as_ms_f64() > 1.0, "{b:?}");
+    assert!(b.rotational_latency.as_ms_f64() < period_ms, "{b:?}");
+    assert!(b.media_transfer.0 > 0 && b.bus_transfer.0 > 0, "{b:?}");
+    let response = buf[0].response_time().as_ms_f64();
+    assert!(b.seek.as_ms_f64() + b.rotational_latency.as_ms_f64() < response);
+}
+
+/// Proves position_time is at most seek + one revolution and is zero-cost to ask.
+#[test]
+fn position_time_is_bounded() {
+    let d = atlas(DriveOptions::default());
+    let period_ms = d.rotation_period_ps() as f64 / 1e9;
+    for lbn in [0, 1_000_000, d.capacity().0 - 1] {
+        let t = d
+            .position_time(Lbn(lbn), Direction::Read, Nanoseconds(123_456))
+            .unwrap();
+        assert!(t.as_ms_f64() < 20.0 + period_ms, "lbn {lbn}: {t}");
+    }
+}
+
+/// Proves power accounting: busy time is active, the rest idle, and energy grows.
+#[test]
+fn energy_is_accounted() {
+    let mut d = atlas(DriveOptions::default());
+    let done = random_reads(&mut d, 1, 100, 3);
+    let end = done.last().unwrap().done;
+    let later = Nanoseconds(end.0 + 1_000_000_000);
+    let report = d.energy(later);
+    assert!(report.active.0 > 0 && report.idle.0 >= 1_000_000_000);
+    assert!(report.joules > 0.0);
+}
+
+/// Throughput of the model (run with `--ignored --nocapture` in release):
+/// closed-loop random 4 KB reads at QD1.
+#[test]
+#[ignore]
+fn throughput_random_4k_qd1() {
+    let mut d = atlas(DriveOptions::default());
+    let n = 1_000_000;
+    let start = std::time::Instant::now();
+    let done = random_reads(&mut d, 1, n, 1);
+    let secs = start.elapsed().as_secs_f64();
+    eprintln!(
+        "{n} random 4 KB reads at QD1: {:.0} requests/s (mean response {:.3} ms)",
+        n as f64 / secs,
+        mean_ms(&done)
+    );
+}
