@@ -1,76 +1,185 @@
-//! `spinstack extract`: track boundaries of a catalog drive (simulated) or of a real
-//! block device (read-only). OWNER: extract helper.
+//! `spinstack extract`: track boundaries of a catalog drive (simulated, checked
+//! against the model's own map) or of a real block device (read-only); exporters
+//! for an extracted map; the `boundary-test` and `zero-latency-test` experiments.
+//! OWNER: extract helper.
 
 use anyhow::{bail, Context};
-use spinstack_extract::run::{extract_simulated, Method, RunOptions};
+use spinstack_extract::experiments::{write_boundary_test, write_zero_latency_test};
+use spinstack_extract::export::{bad_blocks_list, summarize, summary_markdown};
+use spinstack_extract::map::TrackMap;
+use spinstack_extract::run::{extract_device, extract_simulated, Method, RunOptions};
 use spinstack_extract::sim_probe::Jitter;
 use spinstack_extract::timing::TimingOptions;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 /// Arguments of `spinstack extract`.
 #[derive(clap::Args)]
 pub struct Args {
     /// Catalog drive name (or a .parv / .toml path) to extract in simulation.
-    #[arg(long, conflicts_with = "device")]
+    #[arg(long, conflicts_with_all = ["device", "map"])]
     disk: Option<String>,
-    /// A real block device or file to probe, read-only.
-    #[arg(long)]
+    /// A real block device or file to probe, read-only (never written).
+    #[arg(long, conflicts_with = "map")]
     device: Option<PathBuf>,
-    /// scsi (walk/jump, validation paper), scsi-literal (as published), zone-aware, timing.
+    /// An existing track map to export (with --bad-blocks or --summary).
+    #[arg(long)]
+    map: Option<PathBuf>,
+    /// scsi (walk/jump, validation paper), scsi-literal (walk on every size change,
+    /// as published), zone-aware (DIXtrac-style), timing (read times only).
     #[arg(long, default_value = "scsi")]
     method: String,
     /// Turn host measurement jitter off for the timing method (on by default).
     #[arg(long)]
     no_jitter: bool,
-    /// Seed of the jitter.
+    /// Seed of the jitter and of the experiments.
     #[arg(long, default_value_t = 1)]
     seed: u64,
+    /// Interleaved extraction cursors for the timing method (cache defeat).
+    #[arg(long, default_value_t = 16)]
+    regions: usize,
     /// Write the extracted track map to this file.
     #[arg(long)]
     output: Option<PathBuf>,
-    /// Print the report as JSON.
+    /// Write the mke2fs bad-blocks list for this file-system block size (bytes).
+    #[arg(long, value_name = "BLOCK_BYTES")]
+    bad_blocks: Option<u64>,
+    /// Where the bad-blocks list goes (default: standard output).
+    #[arg(long, requires = "bad_blocks")]
+    bad_blocks_out: Option<PathBuf>,
+    /// Print the map summary (zones, track sizes, serpentine, excluded blocks).
+    #[arg(long)]
+    summary: bool,
+    /// Run a verification experiment instead: boundary-test or zero-latency-test.
+    #[arg(long)]
+    experiment: Option<String>,
+    /// Directory the experiment writes into (DIR/ID/...).
+    #[arg(long, default_value = "results")]
+    out: PathBuf,
+    /// Reads (boundary-test) or pairs (zero-latency-test) per drive.
+    #[arg(long, default_value_t = 2000)]
+    count: usize,
+    /// Print reports as JSON.
     #[arg(long)]
     json: bool,
 }
 
 pub fn run(args: Args) -> anyhow::Result<()> {
-    let Some(method) = Method::parse(&args.method) else {
-        bail!("unknown method `{}`: use scsi, scsi-literal, zone-aware or timing", args.method);
-    };
-    if let Some(device) = &args.device {
-        let _ = device;
-        bail!("--device is not implemented yet");
+    if let Some(id) = &args.experiment {
+        return run_experiment(&args, id);
     }
-    let Some(disk) = &args.disk else {
-        bail!("give --disk NAME (a catalog drive) or --device PATH");
+    let Some(method) = Method::parse(&args.method) else {
+        bail!(
+            "unknown method `{}`: use scsi, scsi-literal, zone-aware or timing",
+            args.method
+        );
     };
-    let spec = spinstack_disk::catalog::resolve(disk)?;
-    let options = RunOptions {
-        method,
-        jitter: (!args.no_jitter).then(|| Jitter::typical(args.seed)),
-        timing: TimingOptions::default(),
+    let timing = TimingOptions {
+        regions: args.regions.max(1),
+        ..TimingOptions::default()
     };
-    let (report, map) = extract_simulated(&spec, &options)?;
+    let map = if let Some(path) = &args.map {
+        Some(TrackMap::read(path)?)
+    } else if let Some(device) = &args.device {
+        let (report, map) = extract_device(device, &timing)?;
+        print_report(&report, &report.message, args.json)?;
+        map
+    } else if let Some(disk) = &args.disk {
+        let spec = spinstack_disk::catalog::resolve(disk)?;
+        let options = RunOptions {
+            method,
+            jitter: (!args.no_jitter).then(|| Jitter::typical(args.seed)),
+            timing,
+        };
+        let (report, map) = extract_simulated(&spec, &options)?;
+        let text = format!(
+            "{}: {} tracks by {}, exact: {}{}",
+            report.drive,
+            report.tracks,
+            report.method,
+            report.exact,
+            report
+                .translations_per_track
+                .map(|t| format!(", {t:.3} translations per track"))
+                .or(report.simulated_hours.map(|h| format!(
+                    ", {h:.3} simulated hours, {} uncertain tracks",
+                    report.uncertain_tracks
+                )))
+                .unwrap_or_default()
+        );
+        print_report(&report, &text, args.json)?;
+        Some(map)
+    } else {
+        bail!("give --disk NAME (a catalog drive), --device PATH, --map FILE or --experiment ID");
+    };
+    if let Some(map) = map {
+        export(&args, &map)?;
+    }
+    Ok(())
+}
+
+fn print_report<T: serde::Serialize>(report: &T, text: &str, json: bool) -> anyhow::Result<()> {
+    if json {
+        println!("{}", serde_json::to_string_pretty(report)?);
+    } else {
+        println!("{text}");
+    }
+    Ok(())
+}
+
+fn export(args: &Args, map: &TrackMap) -> anyhow::Result<()> {
     if let Some(path) = &args.output {
         map.write(path)
             .with_context(|| format!("cannot write the track map to {}", path.display()))?;
     }
-    if args.json {
-        println!("{}", serde_json::to_string_pretty(&report)?);
-    } else {
-        println!(
-            "{}: {} tracks by {}, exact: {}",
-            report.drive, report.tracks, report.method, report.exact
-        );
-        if let Some(t) = report.translations_per_track {
-            println!("  {:.3} translations per track", t);
-        }
-        if let Some(h) = report.simulated_hours {
-            println!("  {:.3} simulated hours, {} uncertain tracks", h, report.uncertain_tracks);
-        }
-        if let Some(d) = &report.comparison.first_difference {
-            println!("  first difference: {d}");
+    if let Some(block_bytes) = args.bad_blocks {
+        let list = bad_blocks_list(map, block_bytes).map_err(anyhow::Error::msg)?;
+        match &args.bad_blocks_out {
+            Some(path) => write_text(path, &list)?,
+            None => {
+                use std::io::Write as _;
+                // A closed pipe (`| head`) ends the output quietly.
+                let _ = std::io::stdout().lock().write_all(list.as_bytes());
+            }
         }
     }
+    if args.summary {
+        let summary = summarize(map);
+        if args.json {
+            println!("{}", serde_json::to_string_pretty(&summary)?);
+        } else {
+            print!("{}", summary_markdown(&summary));
+        }
+    }
+    Ok(())
+}
+
+fn write_text(path: &Path, text: &str) -> anyhow::Result<()> {
+    std::fs::write(path, text).with_context(|| format!("cannot write {}", path.display()))
+}
+
+fn run_experiment(args: &Args, id: &str) -> anyhow::Result<()> {
+    let directory = args.out.join(id);
+    let summary = match id {
+        "boundary-test" => {
+            let spec =
+                spinstack_disk::catalog::resolve(args.disk.as_deref().unwrap_or("maxtor10kv-czk"))?;
+            write_boundary_test(&spec, args.count, args.seed, &directory)
+        }
+        "zero-latency-test" => {
+            let names = match &args.disk {
+                Some(name) => vec![name.as_str()],
+                None => vec!["maxtor10kv-czk", "cheetahx15", "ultrastar36z15"],
+            };
+            let specs = names
+                .iter()
+                .map(|n| spinstack_disk::catalog::resolve(n))
+                .collect::<Result<Vec<_>, _>>()?;
+            write_zero_latency_test(&specs, args.count, args.seed, &directory)
+        }
+        other => bail!("unknown experiment `{other}`: use boundary-test or zero-latency-test"),
+    }
+    .map_err(anyhow::Error::msg)?;
+    println!("{summary}");
+    println!("(written to {})", directory.display());
     Ok(())
 }

@@ -40,7 +40,10 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     let experiments = if args.all {
         spinstack_lab::all()
     } else {
-        args.ids.iter().map(|id| spinstack_lab::find(id)).collect::<Result<_, _>>()?
+        args.ids
+            .iter()
+            .map(|id| spinstack_lab::find(id))
+            .collect::<Result<_, _>>()?
     };
     anyhow::ensure!(args.requests >= 10, "--requests must be at least 10");
     std::fs::create_dir_all(&args.out)
@@ -52,11 +55,14 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             None
         }
     };
-    let style = ProgressStyle::with_template("{prefix:>26} [{bar:30}] {pos}/{len} points {elapsed}")
-        .expect("valid template")
-        .progress_chars("=> ");
+    let style =
+        ProgressStyle::with_template("{prefix:>26} [{bar:30}] {pos}/{len} points {elapsed}")
+            .expect("valid template")
+            .progress_chars("=> ");
     for experiment in experiments {
-        let bar = ProgressBar::new(0).with_style(style.clone()).with_prefix(experiment.id());
+        let bar = ProgressBar::new(0)
+            .with_style(style.clone())
+            .with_prefix(experiment.id());
         let context = RunContext {
             scale: Scale {
                 requests_per_point: args.requests,
@@ -75,10 +81,13 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             written.directory.join("summary.md").display()
         );
     }
+    // Refresh the one-page report so `reproduce --all` alone leaves REPORT.md behind.
+    let order: Vec<&str> = spinstack_lab::all().iter().map(|e| e.id()).collect();
+    let (markdown, html) = spinstack_lab::report::write_report(&args.out, &order)?;
     println!(
-        "Results in {}. Run `spinstack report --out {}` for REPORT.md and report.html.",
-        args.out.display(),
-        args.out.display()
+        "Open {} (or {}): every plot and claims table, the paper's number beside ours.",
+        markdown.display(),
+        html.display()
     );
     Ok(())
 }

@@ -2,6 +2,7 @@
 
 use anyhow::Context;
 use spinstack_disk::validate::{disksim_demerit_ms, replay, ValidateReport};
+use std::io::Write;
 use std::path::{Path, PathBuf};
 
 /// Arguments of `spinstack validate`.
@@ -101,10 +102,12 @@ fn run_one(drive: &str, trace: &Path) -> anyhow::Result<ValidateReport> {
 #[derive(serde::Serialize)]
 struct Row {
     drive: String,
-    #[serde(flatten)]
-    report: Option<ValidateReport>,
-    error: Option<String>,
+    requests: Option<usize>,
+    demerit_ms: Option<f64>,
+    mean_measured_ms: Option<f64>,
+    mean_simulated_ms: Option<f64>,
     disksim_demerit_ms: Option<f64>,
+    error: Option<String>,
 }
 
 fn run_all(dir: &Path, json: bool) -> anyhow::Result<()> {
@@ -125,61 +128,64 @@ fn run_all(dir: &Path, json: bool) -> anyhow::Result<()> {
             let parv = params.join(format!("{name}.parv"));
             let trace = traces.join(format!("{name}.trace"));
             let result = run_one(&parv.to_string_lossy(), &trace);
-            let (report, error) = match result {
-                Ok(r) => (Some(r), None),
-                Err(e) => (None, Some(format!("{e:#}"))),
-            };
+            let report = result.as_ref().ok();
             Row {
                 drive: name.clone(),
-                report,
-                error,
+                requests: report.map(|r| r.requests),
+                demerit_ms: report.map(|r| r.demerit_ms),
+                mean_measured_ms: report.map(|r| r.mean_measured_ms),
+                mean_simulated_ms: report.map(|r| r.mean_simulated_ms),
                 disksim_demerit_ms: disksim_demerit_ms(name),
+                error: result.err().map(|e| format!("{e:#}")),
             }
         })
         .collect();
     if json {
         println!("{}", serde_json::to_string_pretty(&rows)?);
     } else {
-        print_table(&rows);
+        print_table(&rows)?;
     }
     Ok(())
 }
 
-fn print_table(rows: &[Row]) {
-    println!(
+fn print_table(rows: &[Row]) -> anyhow::Result<()> {
+    let mut out = std::io::stdout().lock();
+    writeln!(
+        out,
         "{:<12} {:>8} {:>11} {:>13} {:>12} {:>14}  verdict",
         "drive", "requests", "demerit ms", "DiskSim ms", "mean meas.", "mean sim."
-    );
+    )?;
     for row in rows {
         let disksim = row
             .disksim_demerit_ms
             .map_or("none".to_string(), |d| format!("{d:.3}"));
-        match (&row.report, &row.error) {
-            (Some(r), _) => {
-                let verdict = match row.disksim_demerit_ms {
-                    Some(d) if r.demerit_ms <= d => "at or below DiskSim",
-                    Some(_) => "above DiskSim",
-                    None => "no DiskSim figure",
-                };
-                println!(
-                    "{:<12} {:>8} {:>11.4} {:>13} {:>12.3} {:>14.3}  {}",
-                    row.drive,
-                    r.requests,
-                    r.demerit_ms,
-                    disksim,
-                    r.mean_measured_ms,
-                    r.mean_simulated_ms,
-                    verdict
-                );
-            }
-            (None, error) => println!(
+        let (Some(requests), Some(demerit), Some(measured), Some(simulated)) = (
+            row.requests,
+            row.demerit_ms,
+            row.mean_measured_ms,
+            row.mean_simulated_ms,
+        ) else {
+            writeln!(
+                out,
                 "{:<12} {:>8} {:>11} {:>13}  error: {}",
                 row.drive,
                 "-",
                 "-",
                 disksim,
-                error.as_deref().unwrap_or("unknown")
-            ),
-        }
+                row.error.as_deref().unwrap_or("unknown")
+            )?;
+            continue;
+        };
+        let verdict = match row.disksim_demerit_ms {
+            Some(d) if demerit <= d => "at or below DiskSim",
+            Some(_) => "above DiskSim",
+            None => "no DiskSim figure",
+        };
+        writeln!(
+            out,
+            "{:<12} {:>8} {:>11.4} {:>13} {:>12.3} {:>14.3}  {}",
+            row.drive, requests, demerit, disksim, measured, simulated, verdict
+        )?;
     }
+    Ok(())
 }

@@ -3,15 +3,39 @@
 //!
 //! The model follows DiskSim 4.0's disk controller as described in
 //! ../shared/reference/disksim-notes.md (§3, §4), but computes each request's media
-//! access analytically per track ([`media`]) and its host transfer as a pipeline
-//! ([`firmware::bus_pipeline`]) instead of one event per sector. Background work
+//! access analytically per track (`media`) and its host transfer as a pipeline
+//! (`firmware::bus_pipeline`) instead of one event per sector. Background work
 //! (read-ahead after a read, the media write of a write-back write) is kept as a
-//! planned [`Job`] and resolved lazily when the next request arrives: a prefetch is
-//! cut at the arrival instant (pre-emptible), a flush is waited for.
+//! planned `Job` and resolved lazily when the next request arrives: a prefetch is
+//! cut at the arrival instant (pre-emptible), a flush is waited for. Read-ahead
+//! tracks are planned lazily, one track at a time, as simulated time reaches them.
+//!
+//! **Modelled** (notes §6 order): host-link time per block (separate read/write
+//! times), chunked transfers with water-mark reconnection, hold-bus and
+//! never-disconnect; the overhead set by hit/miss × read/write × previous request;
+//! data-preparation, reselect, disconnect and completion overheads; extracted,
+//! HPL and HPL-plus-ten seek curves with integer interpolation, head switch and
+//! (possibly negative) write settle; integer-picosecond rotation from angle 0 at
+//! t = 0 with DiskSim's skew arithmetic (through [`Layout::angle_of`]);
+//! zero-latency access and read-any-free-blocks; segmented cache with DiskSim's
+//! priorities and LRU ties, segment windows, read-ahead limits for every `Buffer
+//! continuous read` mode including the stop-at-track/cylinder rules, prefetch
+//! take-over by hits and pre-emption by misses; write-back (completion when the
+//! data is buffered, flush holding the arm, appending writes) and write-through
+//! (media write before completion) with block-by-block data arrival, missed
+//! sectors costing a revolution, DiskSim's "extra write disconnect" buffering rule
+//! and minimum seek delay; slipped sectors inside a track (block by block).
+//!
+//! **Not modelled**: remapped-defect detours to spare sectors, DiskSim 4.0's
+//! dedicated write segment and extra-write-disconnect trigger (absent in the WD
+//! release that the validation figures come from), sneaky hits, preseeking levels
+//! above 0, minimum read-ahead above 0, the buffer stall when a read exceeds the
+//! segment before the host drains it, and overlap of one request's overheads with
+//! another's at queue depths above 1 (requests are served one after another).
 //!
 //! Requests are served one at a time (the drive's controller is serial); with a
-//! queue depth above one the next request is chosen FCFS or SPTF when the previous
-//! one completes.
+//! queue depth above one the next request is chosen FCFS or SPTF (shortest
+//! positioning time from where the arm will be) when the previous one completes.
 
 mod cache;
 mod firmware;
@@ -24,7 +48,7 @@ use crate::spec::{DriveSpec, ReadAheadMode, SchedulingPolicy};
 use cache::{merge_ranges, Cache, SegmentState};
 use firmware::{bus_pipeline, BusPlan, Firmware};
 use mechanics::{Mechanics, Picoseconds, PS_PER_NS};
-use media::{cut_at, AccessMode, Arm, Media, Run, TrackStop};
+use media::{cut_at, AccessMode, Arm, Media, Run, Span, TrackStop};
 pub use power::{EnergyReport, PowerState};
 use spinstack_sim::device::{BlockDevice, DeviceError};
 use spinstack_sim::request::{BlockRequest, Completion, Direction, TimeBreakdown};
@@ -63,6 +87,9 @@ struct Job {
     planned_end: u64,
     /// The LBN the segment's contiguous window is anchored on.
     anchor: u64,
+    /// Where a prefetch aims to stop (its read-ahead limit); tracks beyond
+    /// `planned_end` are planned lazily.
+    limit: u64,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -87,13 +114,15 @@ pub struct Drive {
     job: Option<Job>,
     /// Direction of the last completed request (DiskSim's `lastflags`).
     last_was_write: bool,
-    /// End of the last write, for the minimum-seek-delay rule.
-    last_write_end: Option<u64>,
     queue: VecDeque<BlockRequest>,
     /// The request being served and its completion, if any.
     in_service: Option<Completion>,
     power: power::PowerMeter,
     served: u64,
+    /// Reused buffers (a run list from a finished job; per-block ready times).
+    spare_runs: Vec<Run>,
+    tracks: media::TrackCache,
+    scratch_ready: Vec<Picoseconds>,
 }
 
 impl Drive {
@@ -120,11 +149,13 @@ impl Drive {
             arm: Arm::default(),
             job: None,
             last_was_write: false,
-            last_write_end: None,
             queue: VecDeque::with_capacity(queue_depth),
             in_service: None,
             power: power::PowerMeter::new(&spec.power),
             served: 0,
+            spare_runs: Vec::new(),
+            tracks: media::TrackCache::default(),
+            scratch_ready: Vec::new(),
         })
     }
 
@@ -156,6 +187,7 @@ impl Drive {
         let media = Media {
             mechanics: &self.mechanics,
             layout: &self.layout,
+            tracks: &self.tracks,
         };
         let t = media.positioning_time(arm, lbn.0, direction == Direction::Write)?;
         Ok(Nanoseconds((t / PS_PER_NS) as u64))

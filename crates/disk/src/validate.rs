@@ -103,6 +103,7 @@ pub fn replay_on(
 
 /// DiskSim 4.0's own demerit for the drives of its validation suite (README of
 /// ../shared/disksim; `None` where DiskSim cannot run the drive).
+#[allow(clippy::approx_constant)] // 0.318 is cheetah4LP's demerit, not 1/pi
 pub fn disksim_demerit_ms(drive: &str) -> Option<f64> {
     Some(match drive {
         "atlas_III" => 0.378,

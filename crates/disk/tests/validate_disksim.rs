@@ -68,25 +68,46 @@ fn first_responses_match_disksim() {
     }
 }
 
-/// Drives whose demerit we reach at or below DiskSim's own figure (plus 0.005 ms
-/// for the last digit DiskSim's README rounds to). Drives not listed here are
-/// reported by `demerit_table_report` but not asserted.
-const ASSERTED: &[&str] = &["atlas_III", "barracuda", "cheetah4LP", "hp_c3323a"];
+/// Drives whose demerit we reach at or below DiskSim's own figure. DiskSim's
+/// README rounds its figures to three decimals, so the bound is the figure plus
+/// half a unit of the last digit (cheetah4LP: ours 0.3181, DiskSim WD 0.318228).
+const ASSERTED: &[&str] = &[
+    "atlas_III",
+    "barracuda",
+    "cheetah4LP",
+    "hp_c2247a",
+    "hp_c3323a",
+];
 
-/// Proves the demerit of every asserted drive is at or below DiskSim's.
+/// Drives where we do NOT reach DiskSim's figure (see the final report): the
+/// bound here is only a regression guard a little above what we measured, not the
+/// acceptance target. dec_rz26: ours 0.438 vs DiskSim 0.340; st41601n: ours
+/// 0.0836 vs about 0.083 in older DiskSim releases (4.0 cannot run it).
+const GUARDED: &[(&str, f64)] = &[("dec_rz26", 0.45), ("st41601n", 0.09)];
+
+/// Proves the demerit of every asserted drive is at or below DiskSim's, and that
+/// the others have not regressed past their guards.
 #[test]
 fn demerit_at_or_below_disksim() {
     let Some(dir) = disksim_dir() else { return };
     let mut failures = Vec::new();
-    for name in ASSERTED {
+    let targets = ASSERTED
+        .iter()
+        .map(|name| {
+            (
+                *name,
+                disksim_demerit_ms(name).expect("DiskSim figure") + 0.0005,
+            )
+        })
+        .chain(GUARDED.iter().copied());
+    for (name, bound) in targets {
         let report = run(&dir, name);
-        let target = disksim_demerit_ms(name).expect("DiskSim figure");
         eprintln!(
-            "{name}: demerit {:.4} ms (DiskSim {target:.3}), mean measured {:.3}, simulated {:.3}",
+            "{name}: demerit {:.4} ms (bound {bound:.4}), mean measured {:.3}, simulated {:.3}",
             report.demerit_ms, report.mean_measured_ms, report.mean_simulated_ms
         );
-        if report.demerit_ms > target + 0.005 {
-            failures.push(format!("{name}: {:.4} > {target:.3}", report.demerit_ms));
+        if report.demerit_ms > bound {
+            failures.push(format!("{name}: {:.4} > {bound:.4}", report.demerit_ms));
         }
     }
     assert!(failures.is_empty(), "{failures:?}");
@@ -107,7 +128,10 @@ fn demerit_table_report() {
         "st41601n",
     ] {
         let report = run(&dir, name);
-        assert!(report.demerit_ms.is_finite(), "{name}: demerit is not finite");
+        assert!(
+            report.demerit_ms.is_finite(),
+            "{name}: demerit is not finite"
+        );
         eprintln!(
             "{name:<12} demerit {:.4} ms  DiskSim {:?}  mean measured {:.3}  simulated {:.3}",
             report.demerit_ms,

@@ -1,10 +1,47 @@
-//! # spinstack-extract: track-boundary extraction (overview written below)
+//! # spinstack-extract: track-boundary extraction
+//!
+//! **What it models.** How a host learns the exact LBN range of every track of a
+//! drive that does not say it (traxtents §4.1; Linux validation paper §2.3):
+//!
+//! * [`probe::Probe`]: the questions a host may ask — READ CAPACITY, READ DEFECT
+//!   LIST, SEND/RECEIVE DIAGNOSTIC address translation, the caching mode page, and
+//!   timed reads. Two implementations: [`sim_probe::SimulatedProbe`] (a catalog
+//!   drive in simulated time, answers from its layout and its timing model, with
+//!   optional host jitter) and [`device::DeviceProbe`] (a real block device or
+//!   file, read-only: O_DIRECT reads, SG_IO translation where answered).
+//! * [`scsi`]: extraction by address translation — the validation paper's
+//!   walk/jump algorithm and a zone-aware galloping one in the spirit of DIXtrac.
+//! * [`timing`]: extraction from read times alone (traxtents §4.1.1), robust to
+//!   jitter, with a stated confidence and a list of uncertain tracks.
+//! * [`map`]: the track-map text format, its reader (errors name file and line)
+//!   and the comparison with the truth; [`truth`] builds the true map of a model.
+//! * [`export`]: the mke2fs bad-blocks list and the summary.
+//! * [`experiments`]: `boundary-test` and `zero-latency-test`.
+//! * [`run`]: one extraction of a catalog drive checked against its layout, or of
+//!   a real device — what `spinstack extract` prints.
+//!
+//! **Invariants.** An extracted map tiles `[0, capacity)` in LBN order (the reader
+//! enforces it). A track's range is its *home* range, as the layout's boundary
+//! query defines it: a remapped LBN belongs to its defective home track and is
+//! listed separately with where it lives. Nothing here writes to a device: the
+//! real probe opens read-only and refuses to change mode pages. Every simulated
+//! run is reproducible from its seed.
+//!
+//! **What it does not model.** Whole tracks remapped to spare tracks (scheme 1
+//! defects) and tracks whose every LBN is remapped: reverse translation finds no
+//! data sector on the home track to name the moved LBNs by, so such LBNs are
+//! reported on the spare track. Timing-only extraction sees neither cylinders,
+//! surfaces nor remapped LBNs, and needs the read cache off. The time the drive
+//! spends answering translations is not simulated (only counted).
 
+pub mod device;
+pub mod experiments;
+pub mod export;
 pub mod map;
 pub mod probe;
 pub mod rng;
-pub mod sim_probe;
-pub mod truth;
-pub mod scsi;
 pub mod run;
+pub mod scsi;
+pub mod sim_probe;
 pub mod timing;
+pub mod truth;

@@ -121,3 +121,99 @@ pub fn extract_simulated(spec: &DriveSpec, options: &RunOptions) -> Result<(RunR
     report.wall_seconds = wall.elapsed().as_secs_f64();
     Ok((report, map))
 }
+
+/// What probing a real device found, as printed by `--device ... --json`.
+#[derive(Clone, Debug, Serialize)]
+pub struct DeviceReport {
+    pub device: String,
+    pub capacity_sectors: u64,
+    /// Reads bypass the page cache (O_DIRECT accepted).
+    pub direct_io: bool,
+    /// The device answered SEND/RECEIVE DIAGNOSTIC translate-address.
+    pub translate_address: bool,
+    pub method: String,
+    pub track_structure_found: bool,
+    /// Plain-language verdict.
+    pub message: String,
+    /// Median time of back-to-back reads of one sector (a revolution on a
+    /// rotating disk with its read cache off).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub repeat_read_ms: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tracks: Option<usize>,
+    pub wall_seconds: f64,
+}
+
+/// Revolution times of rotating disks: 15,000 RPM (4 ms) down to 3,600 RPM (16.7 ms),
+/// with room for host overhead.
+const PLAUSIBLE_REVOLUTION_MS: std::ops::RangeInclusive<f64> = 3.5..=18.0;
+
+/// Probe a real block device (or file) read-only: translation when it answers,
+/// otherwise timing when its reads show a rotation; otherwise say plainly that no
+/// track structure was found.
+pub fn extract_device(
+    path: &std::path::Path,
+    timing_options: &TimingOptions,
+) -> Result<(DeviceReport, Option<TrackMap>), ProbeError> {
+    let wall = Instant::now();
+    let mut probe = crate::device::DeviceProbe::open(path)?;
+    let capacity = probe.read_capacity()?.0;
+    let mut report = DeviceReport {
+        device: path.display().to_string(),
+        capacity_sectors: capacity,
+        direct_io: probe.direct(),
+        translate_address: probe.capabilities().translate,
+        method: String::new(),
+        track_structure_found: false,
+        message: String::new(),
+        repeat_read_ms: None,
+        tracks: None,
+        wall_seconds: 0.0,
+    };
+    if report.translate_address {
+        let found = scsi::extract(&mut probe, ScsiAlgorithm::WalkJump(Fallback::RecentSizesThenBisect))?;
+        report.method = found.map.method.clone();
+        report.track_structure_found = true;
+        report.tracks = Some(found.map.tracks.len());
+        report.message = format!("{} tracks by address translation", found.map.tracks.len());
+        report.wall_seconds = wall.elapsed().as_secs_f64();
+        return Ok((report, Some(found.map)));
+    }
+    report.method = "timing".to_string();
+    if capacity < 2 {
+        report.message = "no track structure found: the device holds fewer than two sectors".to_string();
+        return Ok((report, None));
+    }
+    let repeat_ms = repeat_read_ms(&mut probe)?;
+    report.repeat_read_ms = Some(repeat_ms);
+    if !PLAUSIBLE_REVOLUTION_MS.contains(&repeat_ms) {
+        report.message = format!(
+            "no track structure found: the device does not answer SCSI address translation, and reading one \
+sector again right after reading it takes {repeat_ms:.3} ms, not the full revolution (4-17 ms) of a rotating disk \
+with its read cache off; it is solid-state, virtual (virtio, loop, a file) or caching"
+        );
+        report.wall_seconds = wall.elapsed().as_secs_f64();
+        return Ok((report, None));
+    }
+    let found = timing::extract(&mut probe, timing_options)?;
+    report.track_structure_found = true;
+    report.tracks = Some(found.map.tracks.len());
+    report.message = format!(
+        "{} tracks by timing ({} uncertain)",
+        found.map.tracks.len(),
+        found.map.uncertain_tracks()
+    );
+    report.wall_seconds = wall.elapsed().as_secs_f64();
+    Ok((report, Some(found.map)))
+}
+
+/// Median of back-to-back reads of LBN 0.
+fn repeat_read_ms<P: Probe + ?Sized>(probe: &mut P) -> Result<f64, ProbeError> {
+    use spinstack_sim::units::{Lbn, Sectors};
+    probe.timed_read(Lbn(0), Sectors(1))?;
+    let mut times: Vec<f64> = (0..21)
+        .map(|_| probe.timed_read(Lbn(0), Sectors(1)).map(|r| r.response().as_ms_f64()))
+        .collect::<Result<_, _>>()?;
+    times.sort_by(|a, b| a.total_cmp(b));
+    Ok(times[times.len() / 2])
+}

@@ -127,37 +127,41 @@ struct Tester<'p, P: Probe + ?Sized> {
 }
 
 impl<'p, P: Probe + ?Sized> Tester<'p, P> {
-    fn read(&mut self, lbn: u64, sectors: u64) -> Result<f64, ProbeError> {
-        let r = self.probe.timed_read(Lbn(lbn), Sectors(sectors))?;
-        Ok(r.response().0 as f64)
+    /// Completion instant of a read issued now.
+    fn completion(&mut self, lbn: u64, sectors: u64) -> Result<f64, ProbeError> {
+        Ok(self.probe.timed_read(Lbn(lbn), Sectors(sectors))?.completed.0 as f64)
     }
 
-    /// δ samples for the pair (x, x+1): `count` reads after one reference read.
-    fn samples(&mut self, x: u64, count: usize, revolution_ns: f64) -> Result<Vec<f64>, ProbeError> {
-        self.read(x, 1)?;
+    /// `count` samples of δ for the pair (x, x+1), each from its own two reads.
+    fn samples(&mut self, x: u64, count: usize) -> Result<Vec<f64>, ProbeError> {
+        let revolution = self.calibration.revolution_ns;
         let mut out = Vec::with_capacity(count);
-        for i in 0..count {
-            if i % 2 == 0 {
-                out.push(self.read(x, 2)? - revolution_ns);
-            } else {
-                out.push(revolution_ns - self.read(x, 1)?);
-            }
+        for _ in 0..count {
+            let alone = self.completion(x, 1)?;
+            let pair = self.completion(x, 2)?;
+            out.push(phase_difference(pair - alone, revolution));
         }
         Ok(out)
     }
 
-    /// Is there a boundary between x and x+1?
+    /// Is there a boundary between x and x+1? Decided from the samples that agree
+    /// with their median (a host stall spoils a sample by far more than the noise),
+    /// once they are enough, a clear majority, and far enough from the threshold.
     fn test(&mut self, x: u64) -> Result<Verdict, ProbeError> {
         self.tests += 1;
         let c = self.calibration;
-        let mut samples = self.samples(x, self.options.min_samples, c.revolution_ns)?;
+        let mut samples = self.samples(x, self.options.min_samples)?;
         loop {
-            let mut sorted = samples.clone();
-            let delta = median(&mut sorted);
-            // The median's standard error is about 1.25 σ/√n.
-            let error = 1.25 * c.sample_sigma_ns / (samples.len() as f64).sqrt();
-            let distance = (delta - c.threshold_ns).abs();
-            let confident = distance > self.options.confidence_sigmas * error;
+            let centre = median(&mut samples.clone());
+            let inliers: Vec<f64> = samples
+                .iter()
+                .copied()
+                .filter(|v| (v - centre).abs() <= INLIER_SIGMAS * c.sample_sigma_ns)
+                .collect();
+            let delta = inliers.iter().sum::<f64>() / inliers.len().max(1) as f64;
+            let error = c.sample_sigma_ns / (inliers.len().max(1) as f64).sqrt();
+            let agreed = inliers.len() >= self.options.min_samples && 3 * inliers.len() >= 2 * samples.len();
+            let confident = agreed && (delta - c.threshold_ns).abs() > self.options.confidence_sigmas * error;
             if confident || samples.len() >= self.options.max_samples {
                 return Ok(Verdict {
                     crossing: delta > c.threshold_ns,
@@ -165,10 +169,32 @@ impl<'p, P: Probe + ?Sized> Tester<'p, P> {
                     delta_ns: delta,
                 });
             }
-            // Continue the chain with two more samples (keeps the alternation).
-            let more = self.samples(x, 3, c.revolution_ns)?;
-            samples.extend_from_slice(&more[1..]);
+            let more = self.samples(x, 2)?;
+            samples.extend_from_slice(&more);
         }
+    }
+
+    /// Does reading `sectors` from `start` cross a boundary? A read within one
+    /// track travels less than a revolution from the end of `start` to the end of
+    /// its last sector, exactly the angle between the two; a read that switches
+    /// tracks on the way travels that angle plus whole revolutions once the switch
+    /// and the sectors after it pass a full turn. Majority of three trials.
+    fn span_crosses(&mut self, start: u64, sectors: u64) -> Result<bool, ProbeError> {
+        let revolution = self.calibration.revolution_ns;
+        let last = start + sectors - 1;
+        let mut votes = 0;
+        for _ in 0..3 {
+            let first_alone = self.completion(start, 1)?;
+            let whole = self.completion(start, sectors)?;
+            let travelled = whole - first_alone - revolution;
+            let again = self.completion(start, 1)?;
+            let last_alone = self.completion(last, 1)?;
+            let angle = (last_alone - again).rem_euclid(revolution);
+            if travelled - angle > revolution / 2.0 {
+                votes += 1;
+            }
+        }
+        Ok(votes >= 2)
     }
 
     /// Learn the crossing size from a confident crossing, and tighten the threshold.
@@ -182,29 +208,34 @@ impl<'p, P: Probe + ?Sized> Tester<'p, P> {
     }
 }
 
+/// δ from the time between the two completions: the pair read, issued as the
+/// single read completes, waits one revolution for x and then reads on. It is not
+/// reduced modulo a revolution: a crossing whose switch overruns the skew costs a
+/// revolution more, and must not look like a same-track pair.
+fn phase_difference(elapsed: f64, revolution: f64) -> f64 {
+    elapsed - revolution
+}
+
 /// Revolution time, sample noise and the same-track δ, measured at LBN 0.
 fn calibrate<P: Probe + ?Sized>(probe: &mut P, reads: usize) -> Result<Calibration, ProbeError> {
     let reads = reads.max(9);
-    probe.timed_read(Lbn(0), Sectors(1))?;
-    let mut repeats = Vec::with_capacity(reads);
+    let mut last = probe.timed_read(Lbn(0), Sectors(1))?.completed.0 as f64;
+    let mut gaps = Vec::with_capacity(reads);
     for _ in 0..reads {
-        repeats.push(probe.timed_read(Lbn(0), Sectors(1))?.response().0 as f64);
+        let now = probe.timed_read(Lbn(0), Sectors(1))?.completed.0 as f64;
+        gaps.push(now - last);
+        last = now;
     }
-    let revolution_ns = median(&mut repeats.clone());
-    let single_sigma = robust_sigma(&repeats);
+    let revolution_ns = median(&mut gaps.clone());
     // δ at (0, 1): LBN 0 and 1 share a track on every drive with 2+ sectors a track.
     let mut deltas = Vec::with_capacity(reads);
-    probe.timed_read(Lbn(0), Sectors(1))?;
-    for i in 0..reads {
-        let r = if i % 2 == 0 {
-            probe.timed_read(Lbn(0), Sectors(2))?.response().0 as f64 - revolution_ns
-        } else {
-            revolution_ns - probe.timed_read(Lbn(0), Sectors(1))?.response().0 as f64
-        };
-        deltas.push(r);
+    for _ in 0..reads {
+        let alone = probe.timed_read(Lbn(0), Sectors(1))?.completed.0 as f64;
+        let pair = probe.timed_read(Lbn(0), Sectors(2))?.completed.0 as f64;
+        deltas.push(phase_difference(pair - alone, revolution_ns));
     }
     let same_delta_ns = median(&mut deltas.clone());
-    let sample_sigma_ns = robust_sigma(&deltas).max(single_sigma).max(1_000.0);
+    let sample_sigma_ns = robust_sigma(&deltas).max(1_000.0);
     // A crossing costs at least a head switch; no drive switches heads in less
     // than ~1/64 of a revolution, and the noise must not reach the threshold.
     let gap = (revolution_ns / 64.0).max(8.0 * sample_sigma_ns);
@@ -230,6 +261,8 @@ struct Cursor {
 }
 
 const RECENT_SIZES_BOUND: usize = 3;
+/// Samples further than this many noise deviations from the median are stalls.
+const INLIER_SIGMAS: f64 = 4.0;
 
 /// Extract the track map by timing alone.
 pub fn extract<P: Probe + ?Sized>(probe: &mut P, options: &TimingOptions) -> Result<TimingExtraction, ProbeError> {
@@ -366,7 +399,29 @@ fn track_end<P: Probe + ?Sized>(
         }
     }
     let expected = recent_sizes.first().copied();
-    search_outward(tester, start, expected, limit)
+    let (end, certain) = search_outward(tester, start, expected, limit)?;
+    // The outward search finds the crossing nearest the expected end, which is not
+    // the first one when the track is much shorter than expected: check the span.
+    if end - start > 1 && end < tester.capacity && tester.span_crosses(start, end - start)? {
+        return search_ascending(tester, start, end);
+    }
+    Ok((end, certain))
+}
+
+/// The first confident crossing after `start`, testing every pair up to `end`.
+fn search_ascending<P: Probe + ?Sized>(
+    tester: &mut Tester<'_, P>,
+    start: u64,
+    end: u64,
+) -> Result<(u64, bool), ProbeError> {
+    for candidate in start + 1..end {
+        let verdict = tester.test(candidate - 1)?;
+        tester.learn(verdict);
+        if verdict.crossing && verdict.confident {
+            return Ok((candidate, true));
+        }
+    }
+    Ok((end, false))
 }
 
 /// Test candidate ends outward from the expected one (or from `start` with no

@@ -71,7 +71,10 @@ impl Run {
 
     /// Response times of the measured requests, in milliseconds.
     pub fn response_times_ms(&self) -> Vec<f64> {
-        self.measured().iter().map(|c| c.response_time().as_ms_f64()).collect()
+        self.measured()
+            .iter()
+            .map(|c| c.response_time().as_ms_f64())
+            .collect()
     }
 }
 

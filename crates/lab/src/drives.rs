@@ -85,7 +85,10 @@ fn most_common_track_size(tracks: &[TrackExtent]) -> Sectors {
     let mut best = (0usize, sizes[0]);
     let mut index = 0;
     while index < sizes.len() {
-        let run = sizes[index..].iter().take_while(|&&s| s == sizes[index]).count();
+        let run = sizes[index..]
+            .iter()
+            .take_while(|&&s| s == sizes[index])
+            .count();
         if run > best.0 {
             best = (run, sizes[index]);
         }

@@ -67,9 +67,9 @@ pub struct Written {
 }
 
 fn write_file(path: &Path, contents: impl AsRef<[u8]>) -> Result<(), LabError> {
-    std::fs::write(path, contents).map_err(|source| LabError::Io {
+    std::fs::write(path, contents).map_err(|error| LabError::Io {
         path: path.to_path_buf(),
-        source,
+        error,
     })
 }
 
@@ -82,9 +82,9 @@ pub fn run_and_write(
 ) -> Result<Written, LabError> {
     let outcome = experiment.run(context)?;
     let directory = out.join(experiment.id());
-    std::fs::create_dir_all(&directory).map_err(|source| LabError::Io {
+    std::fs::create_dir_all(&directory).map_err(|error| LabError::Io {
         path: directory.clone(),
-        source,
+        error,
     })?;
     write_file(&directory.join("data.csv"), outcome.data.to_csv())?;
     let svg = render_svg(&outcome.figure).map_err(|problem| LabError::Plot {
@@ -102,7 +102,10 @@ pub fn run_and_write(
         },
         None => false,
     };
-    write_file(&directory.join("summary.md"), summary_markdown(experiment, &outcome, context))?;
+    write_file(
+        &directory.join("summary.md"),
+        summary_markdown(experiment, &outcome, context, png),
+    )?;
     let json = serde_json::to_string_pretty(&outcome.claims).expect("claims serialize");
     write_file(&directory.join("summary.json"), json + "\n")?;
     Ok(Written {
@@ -134,16 +137,27 @@ pub fn claims_table(claims: &[Claim]) -> String {
     out
 }
 
-fn summary_markdown(experiment: &dyn Experiment, outcome: &Outcome, context: &RunContext) -> String {
+fn summary_markdown(
+    experiment: &dyn Experiment,
+    outcome: &Outcome,
+    context: &RunContext,
+    png: bool,
+) -> String {
     let mut out = format!("# {}: {}\n\n", experiment.id(), experiment.title());
     out.push_str(&claims_table(&outcome.claims));
-    let explained: Vec<&Claim> =
-        outcome.claims.iter().filter(|c| !c.explanation.is_empty()).collect();
+    let explained: Vec<&Claim> = outcome
+        .claims
+        .iter()
+        .filter(|c| !c.explanation.is_empty())
+        .collect();
     if !explained.is_empty() {
         out.push_str("\n## Notes on the claims\n\n");
         for claim in explained {
             let verdict = if claim.within { "within" } else { "NOT within" };
-            out.push_str(&format!("- **{}** ({verdict}): {}\n", claim.claim, claim.explanation));
+            out.push_str(&format!(
+                "- **{}** ({verdict}): {}\n",
+                claim.claim, claim.explanation
+            ));
         }
     }
     if !outcome.notes.is_empty() {
@@ -152,8 +166,9 @@ fn summary_markdown(experiment: &dyn Experiment, outcome: &Outcome, context: &Ru
             out.push_str(&format!("{note}\n\n"));
         }
     }
+    let png_note = if png { ", `plot.png`" } else { "" };
     out.push_str(&format!(
-        "\nRun: seed {}, {} requests per point. Files: `data.csv`, `plot.svg`, `plot.png`.\n",
+        "\nRun: seed {}, {} requests per point. Files: `data.csv`, `plot.svg`{png_note}.\n",
         context.seed, context.scale.requests_per_point
     ));
     out

@@ -31,10 +31,12 @@ use std::path::PathBuf;
 
 #[derive(Debug, thiserror::Error)]
 pub enum LabError {
-    #[error("{path}: {source}")]
+    /// The I/O error is part of the message, not a separate cause, so that it is
+    /// printed once.
+    #[error("{path}: {error}")]
     Io {
         path: PathBuf,
-        source: std::io::Error,
+        error: std::io::Error,
     },
     #[error("unknown experiment `{id}` (known: {known})")]
     UnknownExperiment { id: String, known: String },

@@ -94,13 +94,15 @@ pub struct Figure {
     pub panels: Vec<Panel>,
 }
 
-const PALETTE: [RGBColor; 6] = [
+const PALETTE: [RGBColor; 8] = [
     RGBColor(0x1f, 0x77, 0xb4),
     RGBColor(0xd6, 0x27, 0x28),
     RGBColor(0x2c, 0xa0, 0x2c),
     RGBColor(0xff, 0x7f, 0x0e),
     RGBColor(0x94, 0x67, 0xbd),
     RGBColor(0x8c, 0x56, 0x4b),
+    RGBColor(0x7f, 0x7f, 0x7f),
+    RGBColor(0xbc, 0xbd, 0x22),
 ];
 const WIDTH_PX: u32 = 960;
 const PANEL_HEIGHT_PX: u32 = 540;
@@ -181,8 +183,11 @@ fn draw_lines(area: &Area, panel: &Panel, series: &[Series]) -> Result<(), Strin
         .map_err(|e| e.to_string())
 }
 
-type LineChart<'a, 'b> =
-    ChartContext<'a, SVGBackend<'b>, Cartesian2d<plotters::coord::types::RangedCoordf64, plotters::coord::types::RangedCoordf64>>;
+type LineChart<'a, 'b> = ChartContext<
+    'a,
+    SVGBackend<'b>,
+    Cartesian2d<plotters::coord::types::RangedCoordf64, plotters::coord::types::RangedCoordf64>,
+>;
 
 fn draw_series<'a>(chart: &mut LineChart<'a, 'a>, series: &Series) -> Result<(), String> {
     let color = palette(series.color);
@@ -200,7 +205,11 @@ fn draw_series<'a>(chart: &mut LineChart<'a, 'a>, series: &Series) -> Result<(),
             .draw_series(DashedLineSeries::new(points, 6, 4, color.stroke_width(1)))
             .map_err(|e| e.to_string())?,
         Mark::Markers => chart
-            .draw_series(points.iter().map(|&p| Cross::new(p, 4, color.stroke_width(2))))
+            .draw_series(
+                points
+                    .iter()
+                    .map(|&p| Cross::new(p, 4, color.stroke_width(2))),
+            )
             .map_err(|e| e.to_string())?,
         Mark::Paper => chart
             .draw_series(
@@ -221,16 +230,33 @@ fn draw_series<'a>(chart: &mut LineChart<'a, 'a>, series: &Series) -> Result<(),
     } else {
         color.stroke_width(2)
     };
-    annotation
-        .label(&series.name)
-        .legend(move |(x, y)| EmptyElement::at((x, y)) + PathElement::new(glyph.clone(), style));
+    // A series with no name stays out of the legend (e.g. the lower edge of a band).
+    if !series.name.is_empty() {
+        // One element type for every glyph: a dashed path whose dashes are either short
+        // (dashed series) or longer than the glyph (solid).
+        let (dash, gap) = if series.mark == Mark::Dashed {
+            (4, 3)
+        } else {
+            (1000, 1)
+        };
+        annotation.label(&series.name).legend(move |(x, y)| {
+            let points: Vec<(i32, i32)> = glyph.iter().map(|&(dx, dy)| (x + dx, y + dy)).collect();
+            plotters::element::DashedPathElement::new(points, dash, gap, style)
+        });
+    }
     Ok(())
 }
 
 /// A closed diamond outline around (0, 0) in pixel offsets.
 fn diamond_path(radius: i32, style: ShapeStyle) -> PathElement<(i32, i32)> {
     PathElement::new(
-        vec![(0, -radius), (radius, 0), (0, radius), (-radius, 0), (0, -radius)],
+        vec![
+            (0, -radius),
+            (radius, 0),
+            (0, radius),
+            (-radius, 0),
+            (0, -radius),
+        ],
         style,
     )
 }
@@ -239,7 +265,11 @@ fn draw_bars(area: &Area, panel: &Panel, bars: &Bars) -> Result<(), String> {
     let count = bars.categories.len();
     let total = (0..count)
         .map(|i| {
-            let values = bars.components.iter().map(|(_, v)| v[i]).filter(|v| v.is_finite());
+            let values = bars
+                .components
+                .iter()
+                .map(|(_, v)| v[i])
+                .filter(|v| v.is_finite());
             if bars.stacked {
                 values.sum::<f64>()
             } else {
@@ -253,7 +283,8 @@ fn draw_bars(area: &Area, panel: &Panel, bars: &Bars) -> Result<(), String> {
         .margin(14)
         .x_label_area_size(48)
         .y_label_area_size(30 + longest * 8)
-        .build_cartesian_2d(0.0..total * 1.3, -0.5..count as f64 - 0.5)
+        // Room on the right for the legend, which is about 40% of the width.
+        .build_cartesian_2d(0.0..total * 1.8, -0.5..count as f64 - 0.5)
         .map_err(|e| e.to_string())?;
     let names = bars.categories.clone();
     let formatter = move |y: &f64| -> String {
@@ -277,10 +308,12 @@ fn draw_bars(area: &Area, panel: &Panel, bars: &Bars) -> Result<(), String> {
         .map_err(|e| e.to_string())?;
     for (index, (name, values)) in bars.components.iter().enumerate() {
         let color = palette(index);
-        let rects = (0..count).filter(|&bar| values[bar].is_finite()).map(|bar| {
-            let (x0, y0, y1) = bar_box(bars, index, bar);
-            Rectangle::new([(x0, y0), (x0 + values[bar], y1)], color.filled())
-        });
+        let rects = (0..count)
+            .filter(|&bar| values[bar].is_finite())
+            .map(|bar| {
+                let (x0, y0, y1) = bar_box(bars, index, bar);
+                Rectangle::new([(x0, y0), (x0 + values[bar], y1)], color.filled())
+            });
         chart
             .draw_series(rects)
             .map_err(|e| e.to_string())?
@@ -345,7 +378,11 @@ impl Rasteriser {
         let size = tree.size().to_int_size();
         let mut pixmap = resvg::tiny_skia::Pixmap::new(size.width(), size.height())
             .ok_or_else(|| PngError::Render("empty image".to_string()))?;
-        resvg::render(&tree, resvg::tiny_skia::Transform::identity(), &mut pixmap.as_mut());
+        resvg::render(
+            &tree,
+            resvg::tiny_skia::Transform::identity(),
+            &mut pixmap.as_mut(),
+        );
         pixmap
             .save_png(path)
             .map_err(|e| PngError::Render(format!("{}: {e}", path.display())))

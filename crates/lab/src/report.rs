@@ -16,9 +16,9 @@ struct Found {
 }
 
 fn read(path: &Path) -> Result<String, LabError> {
-    std::fs::read_to_string(path).map_err(|source| LabError::Io {
+    std::fs::read_to_string(path).map_err(|error| LabError::Io {
         path: path.to_path_buf(),
-        source,
+        error,
     })
 }
 
@@ -33,7 +33,13 @@ fn load(directory: &Path, id: &str) -> Result<Found, LabError> {
     let (first, rest) = summary.split_once('\n').unwrap_or((&summary, ""));
     Ok(Found {
         id: id.to_string(),
-        title: first.trim_start_matches('#').trim().to_string(),
+        title: {
+            let title = first.trim_start_matches('#').trim();
+            title
+                .strip_prefix(&format!("{id}: "))
+                .unwrap_or(title)
+                .to_string()
+        },
         body: rest.trim().to_string(),
         claims,
         has_png: directory.join("plot.png").exists(),
@@ -42,9 +48,9 @@ fn load(directory: &Path, id: &str) -> Result<Found, LabError> {
 
 /// Experiment directories under `out`: registry order first, then any others by name.
 fn discover(out: &Path, known_order: &[&str]) -> Result<Vec<Found>, LabError> {
-    let entries = std::fs::read_dir(out).map_err(|source| LabError::Io {
+    let entries = std::fs::read_dir(out).map_err(|error| LabError::Io {
         path: out.to_path_buf(),
-        source,
+        error,
     })?;
     let mut ids: Vec<String> = entries
         .filter_map(|e| e.ok())
@@ -52,7 +58,10 @@ fn discover(out: &Path, known_order: &[&str]) -> Result<Vec<Found>, LabError> {
         .filter_map(|e| e.file_name().into_string().ok())
         .collect();
     ids.sort_by_key(|id| {
-        let rank = known_order.iter().position(|k| k == id).unwrap_or(usize::MAX);
+        let rank = known_order
+            .iter()
+            .position(|k| k == id)
+            .unwrap_or(usize::MAX);
         (rank, id.clone())
     });
     ids.iter().map(|id| load(&out.join(id), id)).collect()
@@ -74,14 +83,18 @@ pub fn write_report(out: &Path, known_order: &[&str]) -> Result<(PathBuf, PathBu
 }
 
 fn write(path: &Path, text: &str) -> Result<(), LabError> {
-    std::fs::write(path, text).map_err(|source| LabError::Io {
+    std::fs::write(path, text).map_err(|error| LabError::Io {
         path: path.to_path_buf(),
-        source,
+        error,
     })
 }
 
 fn totals(found: &[Found]) -> (usize, usize) {
-    let within = found.iter().flat_map(|f| &f.claims).filter(|c| c.within).count();
+    let within = found
+        .iter()
+        .flat_map(|f| &f.claims)
+        .filter(|c| c.within)
+        .count();
     let total = found.iter().map(|f| f.claims.len()).sum();
     (within, total)
 }
@@ -124,7 +137,9 @@ fn plot_name(found: &Found) -> &'static str {
 }
 
 fn escape(text: &str) -> String {
-    text.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;")
+    text.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
 }
 
 fn html(found: &[Found]) -> String {
@@ -136,14 +151,27 @@ fn html(found: &[Found]) -> String {
          .no{color:#b00;font-weight:bold}img{max-width:100%;border:1px solid #ddd}</style>\n\
          </head><body>\n<h1>spinstack: paper results reproduced</h1>\n",
     );
-    out.push_str(&format!("<p>{within} of {total} claims are within tolerance.</p>\n<ul>\n"));
+    out.push_str(&format!(
+        "<p>{within} of {total} claims are within tolerance.</p>\n<ul>\n"
+    ));
     for f in found {
-        out.push_str(&format!("<li><a href=\"#{0}\">{0}</a>: {1}</li>\n", f.id, escape(&f.title)));
+        out.push_str(&format!(
+            "<li><a href=\"#{0}\">{0}</a>: {1}</li>\n",
+            f.id,
+            escape(&f.title)
+        ));
     }
     out.push_str("</ul>\n");
     for f in found {
-        out.push_str(&format!("<h2 id=\"{0}\">{0}</h2>\n<p>{1}</p>\n", f.id, escape(&f.title)));
-        out.push_str(&format!("<img src=\"{}/plot.svg\" alt=\"{} plot\">\n", f.id, f.id));
+        out.push_str(&format!(
+            "<h2 id=\"{0}\">{0}</h2>\n<p>{1}</p>\n",
+            f.id,
+            escape(&f.title)
+        ));
+        out.push_str(&format!(
+            "<img src=\"{}/plot.svg\" alt=\"{} plot\">\n",
+            f.id, f.id
+        ));
         out.push_str(&claims_html(&f.claims));
         out.push_str(&format!(
             "<p>Details: <a href=\"{0}/summary.md\">summary.md</a>, \
@@ -161,7 +189,11 @@ fn claims_html(claims: &[Claim]) -> String {
          <th>within?</th></tr>\n",
     );
     for c in claims {
-        let verdict = if c.within { "yes" } else { "<span class=\"no\">no</span>" };
+        let verdict = if c.within {
+            "yes"
+        } else {
+            "<span class=\"no\">no</span>"
+        };
         out.push_str(&format!(
             "<tr><td>{} ({})</td><td>{} {}</td><td>{} {}</td><td>{}</td><td>{verdict}</td></tr>\n",
             escape(&c.claim),

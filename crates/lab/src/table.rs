@@ -113,6 +113,9 @@ mod tests {
     fn csv_is_stable_and_quoted() {
         let mut table = DataTable::new(&["series", "size_sectors", "time_ms"]);
         table.push(vec!["a,b".into(), 8u64.into(), 1.5f64.into()]);
-        assert_eq!(table.to_csv(), "series,size_sectors,time_ms\n\"a,b\",8,1.500000\n");
+        assert_eq!(
+            table.to_csv(),
+            "series,size_sectors,time_ms\n\"a,b\",8,1.500000\n"
+        );
     }
 }

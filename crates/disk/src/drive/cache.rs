@@ -103,32 +103,36 @@ impl Cache {
 }
 
 /// Merge done block ranges into a segment window `[start, end)` and return the
-/// contiguous range that holds `anchor` (or the last merged range).
-pub fn merge_ranges(start: u64, end: u64, done: &[(u64, u32)], anchor: u64) -> (u64, u64) {
-    let mut ranges: Vec<(u64, u64)> = done
-        .iter()
-        .map(|&(f, c)| (f, f + c as u64))
-        .filter(|r| r.0 < r.1)
-        .collect();
-    if start < end {
-        ranges.push((start, end));
-    }
-    if ranges.is_empty() {
+/// contiguous range that holds `anchor` (or, if none does, the one reaching
+/// furthest). Allocation-free: the lists are a handful of runs.
+pub fn merge_ranges<I>(start: u64, end: u64, done: I, anchor: u64) -> (u64, u64)
+where
+    I: Iterator<Item = (u64, u32)> + Clone,
+{
+    let all = || {
+        std::iter::once((start, end))
+            .chain(done.clone().map(|(f, c)| (f, f + c as u64)))
+            .filter(|r| r.0 < r.1)
+    };
+    let seed = all()
+        .find(|r| r.0 <= anchor && anchor < r.1)
+        .or_else(|| all().max_by_key(|r| r.1));
+    let Some(mut current) = seed else {
         return (anchor, anchor);
-    }
-    ranges.sort_unstable();
-    let mut merged: Vec<(u64, u64)> = Vec::with_capacity(ranges.len());
-    for r in ranges {
-        match merged.last_mut() {
-            Some(last) if r.0 <= last.1 => last.1 = last.1.max(r.1),
-            _ => merged.push(r),
+    };
+    loop {
+        let mut grown = false;
+        for r in all() {
+            let touches = r.0 <= current.1 && current.0 <= r.1;
+            if touches && (r.0 < current.0 || r.1 > current.1) {
+                current = (current.0.min(r.0), current.1.max(r.1));
+                grown = true;
+            }
+        }
+        if !grown {
+            return current;
         }
     }
-    merged
-        .iter()
-        .copied()
-        .find(|r| r.0 <= anchor && anchor < r.1.max(r.0 + 1))
-        .unwrap_or(*merged.last().unwrap_or(&(anchor, anchor)))
 }
 
 #[cfg(test)]
@@ -138,8 +142,11 @@ mod tests {
     // Proves merging keeps the range holding the anchor and joins adjacent runs.
     #[test]
     fn merge_joins_adjacent_runs() {
-        assert_eq!(merge_ranges(10, 20, &[(20, 5), (40, 3)], 12), (10, 25));
-        assert_eq!(merge_ranges(0, 0, &[(40, 3)], 12), (40, 43));
+        assert_eq!(
+            merge_ranges(10, 20, [(20, 5), (40, 3)].into_iter(), 12),
+            (10, 25)
+        );
+        assert_eq!(merge_ranges(0, 0, [(40, 3)].into_iter(), 12), (40, 43));
     }
 
     // Proves the window never exceeds the segment size and LRU breaks ties.

@@ -26,7 +26,6 @@ pub struct Firmware {
     pub extra_write_disconnect: bool,
     pub stop_prefetch_in_sector: bool,
     pub hold_bus_read: bool,
-    pub hold_bus_write: bool,
     pub never_disconnect: bool,
     pub caching: bool,
     pub segments: usize,
@@ -55,9 +54,7 @@ impl Firmware {
         Firmware {
             bus_read_ps: bus,
             // DiskSim's bus may give writes their own block time (hp_c2247a).
-            bus_write_ps: spec
-                .bus_write_sector_transfer_ms
-                .map_or(bus, ms_to_ps),
+            bus_write_ps: spec.bus_write_sector_transfer_ms.map_or(bus, ms_to_ps),
             per_request_ps: s(spec.per_request_overhead_ms),
             read_hit: [s(o.read_hit_after_read_ms), s(o.read_hit_after_write_ms)],
             read_miss: [s(o.read_miss_after_read_ms), s(o.read_miss_after_write_ms)],
@@ -79,7 +76,6 @@ impl Firmware {
             extra_write_disconnect: o.extra_write_disconnect,
             stop_prefetch_in_sector: c.stop_prefetch_in_sector,
             hold_bus_read: spec.bus.hold_bus_for_whole_read,
-            hold_bus_write: spec.bus.hold_bus_for_whole_write,
             never_disconnect: spec.bus.never_disconnect,
             caching,
             segments: c.segments.max(1) as usize,
@@ -129,18 +125,18 @@ pub struct BusPlan {
     pub disconnect_ps: Picoseconds,
 }
 
-/// Move blocks whose buffer times are `ready` (in LBN order) to the host in LBN
-/// order, in chunks of whatever contiguous run is buffered. Returns (end of the
+/// Move blocks to the host in LBN order, in chunks of whatever contiguous run is
+/// buffered. `ready[i]` is when block i *and every block before it* are buffered
+/// (non-decreasing). Returns (end of the
 /// last chunk, bus busy time).
 pub fn bus_pipeline(ready: &[Picoseconds], plan: BusPlan) -> (Picoseconds, Picoseconds) {
     let n = ready.len();
     // A block can go only once it and every block before it are buffered.
-    let mut in_order: Vec<Picoseconds> = Vec::with_capacity(n);
-    let mut latest = Picoseconds::MIN;
-    for &t in ready {
-        latest = latest.max(t);
-        in_order.push(latest);
-    }
+    debug_assert!(
+        ready.windows(2).all(|w| w[0] <= w[1]),
+        "ready times in order"
+    );
+    let in_order = ready;
     let mut sent = 0usize;
     let mut now = plan.connect_ps;
     let mut busy = 0;
@@ -166,7 +162,12 @@ pub fn bus_pipeline(ready: &[Picoseconds], plan: BusPlan) -> (Picoseconds, Picos
 /// When the first `water_mark` blocks (in LBN order) are all buffered.
 pub fn water_mark_time(ready: &[Picoseconds], water_mark: u64) -> Picoseconds {
     let k = (water_mark as usize).clamp(1, ready.len().max(1));
-    ready.iter().take(k).copied().max().unwrap_or(Picoseconds::MIN)
+    ready
+        .iter()
+        .take(k)
+        .copied()
+        .max()
+        .unwrap_or(Picoseconds::MIN)
 }
 
 #[cfg(test)]
@@ -187,6 +188,8 @@ mod tests {
         };
         assert_eq!(bus_pipeline(&[i64::MIN; 3], plan).0, 130);
         assert_eq!(bus_pipeline(&[200, 300, 400], plan).0, 410);
+        // Out-of-order media (zero latency) is given as running maxima.
+        assert_eq!(bus_pipeline(&[300, 300, 400], plan).0, 410);
         let plan = BusPlan {
             hold: false,
             water_mark: 2,

@@ -7,7 +7,7 @@
 //! (notes §3.4, §4.3, §4.4).
 
 use super::mechanics::{Mechanics, Picoseconds};
-use crate::layout::{Layout, LayoutError, Pbn};
+use crate::layout::{Layout, LayoutError, Pbn, TrackExtent};
 use spinstack_sim::units::Lbn;
 
 /// Consecutive LBNs read or written back to back on one track.
@@ -78,7 +78,9 @@ impl AccessMode {
     /// When block `lbn` may be written: its data is in the buffer, and so is the
     /// minimum the firmware wants buffered before writing (`data_min_blocks`).
     fn ready(&self, lbn: u64) -> Picoseconds {
-        let at = |b: u64| self.data_ready_ps + b.saturating_sub(self.data_from) as i64 * self.data_block_ps;
+        let at = |b: u64| {
+            self.data_ready_ps + b.saturating_sub(self.data_from) as i64 * self.data_block_ps
+        };
         let min_last = self.data_from + self.data_min_blocks.max(1) - 1;
         at(lbn).max(at(min_last))
     }
@@ -121,6 +123,21 @@ fn wait_revolutions(start: Picoseconds, earliest: Picoseconds, period: Picosecon
     }
 }
 
+/// How much of an access to plan now.
+#[derive(Clone, Copy, Debug)]
+pub struct Span {
+    pub read_ahead_tracks: usize,
+    pub continuing: bool,
+}
+
+impl Span {
+    /// Everything up to the end.
+    pub const ALL: Span = Span {
+        read_ahead_tracks: usize::MAX,
+        continuing: false,
+    };
+}
+
 /// Where a read-ahead must stop regardless of its limit.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum TrackStop {
@@ -131,10 +148,34 @@ pub enum TrackStop {
     AtCylinderChange,
 }
 
+/// Remembers the last track looked up: consecutive lookups usually hit the same
+/// track (the read-ahead limit and the plan of one request), and the layout's
+/// track-boundary query is the costliest part of planning.
+#[derive(Debug, Default)]
+pub struct TrackCache {
+    last: std::cell::Cell<Option<(TrackExtent, u32)>>,
+}
+
+impl TrackCache {
+    /// The track holding `lbn` and its physical sectors per track.
+    pub fn get(&self, layout: &Layout, lbn: u64) -> Result<(TrackExtent, u32), LayoutError> {
+        if let Some((track, spt)) = self.last.get() {
+            if track.contains(Lbn(lbn)) {
+                return Ok((track, spt));
+            }
+        }
+        let track = layout.track_of(Lbn(lbn))?;
+        let spt = layout.sectors_per_track(track.cylinder, track.surface)?;
+        self.last.set(Some((track, spt)));
+        Ok((track, spt))
+    }
+}
+
 /// The geometry a planner needs: mechanics and layout.
 pub struct Media<'a> {
     pub mechanics: &'a Mechanics,
     pub layout: &'a Layout,
+    pub tracks: &'a TrackCache,
 }
 
 impl Media<'_> {
@@ -142,6 +183,12 @@ impl Media<'_> {
     /// before `arm.free_ps`. Blocks in `[from, must_end)` are always planned; blocks
     /// beyond it (read-ahead) stop early according to `mode.stop`. Appends runs in
     /// time order and returns the arm state at the end.
+    ///
+    /// `span.read_ahead_tracks` bounds how many tracks wholly past `must_end` are
+    /// planned now (the rest is planned lazily by the caller); `span.continuing`
+    /// says the plan continues an earlier one, so its first track is subject to
+    /// the read-ahead stop rule too.
+    #[allow(clippy::too_many_arguments)]
     pub fn plan(
         &self,
         mut arm: Arm,
@@ -149,14 +196,22 @@ impl Media<'_> {
         to: u64,
         must_end: u64,
         mode: AccessMode,
+        span: Span,
         runs: &mut Vec<Run>,
     ) -> Result<Arm, LayoutError> {
         let rotation = self.mechanics.rotation;
         let mut lbn = from;
         let mut first_track = true;
+        let mut tracks_beyond = 0usize;
         while lbn < to {
-            let track = self.layout.track_of(Lbn(lbn))?;
-            if lbn >= must_end && !first_track {
+            if lbn >= must_end {
+                if tracks_beyond == span.read_ahead_tracks {
+                    break;
+                }
+                tracks_beyond += 1;
+            }
+            let (track, spt) = self.tracks.get(self.layout, lbn)?;
+            if lbn >= must_end && (!first_track || span.continuing) {
                 let stop = match mode.stop {
                     TrackStop::Never => false,
                     TrackStop::AtTrackChange => true,
@@ -190,7 +245,7 @@ impl Media<'_> {
             } else {
                 track_end
             };
-            self.plan_track(&track, wanted_from, lbn, split, arrive, mode, runs)?;
+            self.plan_track((&track, spt), wanted_from, lbn, split, arrive, mode, runs)?;
             if split < track_end {
                 let now = runs[before..]
                     .iter()
@@ -202,7 +257,7 @@ impl Media<'_> {
                     free_blocks: false,
                     ..mode
                 };
-                self.plan_track(&track, split, split, track_end, now, rest, runs)?;
+                self.plan_track((&track, spt), split, split, track_end, now, rest, runs)?;
             }
             for run in &mut runs[before..] {
                 run.positioning_start_ps = arm.free_ps;
@@ -232,7 +287,7 @@ impl Media<'_> {
     #[allow(clippy::too_many_arguments)]
     fn plan_track(
         &self,
-        track: &crate::layout::TrackExtent,
+        (track, spt): (&TrackExtent, u32),
         wanted_from: u64,
         needed_from: u64,
         end: u64,
@@ -241,14 +296,17 @@ impl Media<'_> {
         runs: &mut Vec<Run>,
     ) -> Result<(), LayoutError> {
         let rotation = self.mechanics.rotation;
-        let spt = self
-            .layout
-            .sectors_per_track(track.cylinder, track.surface)?;
         let sector_width = ((1u64 << 32) / spt as u64) as u32;
         let sector_ps = rotation.xfertime(1, sector_width);
-        let pbn_of = |lbn: u64| self.layout.lbn_to_pbn(Lbn(lbn));
-        let first_pbn = pbn_of(wanted_from)?;
-        let last_pbn = pbn_of(end - 1)?;
+        // A track whose LBN count equals its sector count has no slipped or spare
+        // sectors: LBN i of the track sits in sector i (sector 0 holds the lowest).
+        let (first_sector, last_sector) = if track.sectors.0 == spt as u64 {
+            let s = (wanted_from - track.first.0) as u32;
+            (s, s + (end - 1 - wanted_from) as u32)
+        } else {
+            let pbn_of = |lbn: u64| self.layout.lbn_to_pbn(Lbn(lbn));
+            (pbn_of(wanted_from)?.sector, pbn_of(end - 1)?.sector)
+        };
         let count = (end - wanted_from) as u32;
         let base = Run {
             first: wanted_from,
@@ -261,7 +319,7 @@ impl Media<'_> {
             arrive_ps: arrive,
             moved_arm: false,
         };
-        if last_pbn.sector < first_pbn.sector || last_pbn.sector - first_pbn.sector + 1 != count {
+        if last_sector < first_sector || last_sector - first_sector + 1 != count {
             // Slipped or remapped sectors inside the range: plan block by block.
             return self.plan_irregular(base, needed_from, arrive, mode, runs);
         }
@@ -273,14 +331,16 @@ impl Media<'_> {
             })
         };
         let theta = rotation.angle_at(arrive);
-        let a_first = angle(first_pbn.sector)?.0;
-        let a_last = angle(last_pbn.sector)?.0;
-        let inside = rotation.rottime(a_first, theta) <= rotation.rottime(a_first, a_last);
+        let a_first = angle(first_sector)?.0;
+        let inside = mode.immediate && count > 1 && {
+            let a_last = angle(last_sector)?.0;
+            rotation.rottime(a_first, theta) <= rotation.rottime(a_first, a_last)
+        };
         if mode.immediate && count > 1 && inside && theta != a_first {
             // Zero latency: start at the next sector boundary, wrap for the rest.
             let rel = theta.wrapping_sub(a_first) as u64;
             let k = (rel.div_ceil(sector_width as u64) as u32).min(count - 1);
-            let a_k = angle(first_pbn.sector + k)?.0;
+            let a_k = angle(first_sector + k)?.0;
             let start1 = arrive + rotation.rottime(theta, a_k);
             runs.push(Run {
                 first: wanted_from + k as u64,
@@ -300,10 +360,18 @@ impl Media<'_> {
             }
             return Ok(());
         }
-        let mut start = arrive + rotation.rottime(theta, a_first);
+        let start = arrive + rotation.rottime(theta, a_first);
         if mode.is_write {
             let revolution = spt as i64 * sector_ps;
-            write_runs(Run { start_ps: start, ..base }, revolution, &mode, runs);
+            write_runs(
+                Run {
+                    start_ps: start,
+                    ..base
+                },
+                revolution,
+                &mode,
+                runs,
+            );
             return Ok(());
         }
         runs.push(Run {

@@ -40,8 +40,15 @@ pub fn random_accesses(
 ) -> Vec<Access> {
     let last_start = zone.end().0 - sectors.0;
     // Aligned starts: tracks whose first LBN leaves room for the whole request.
-    let aligned_starts = zone.tracks.iter().take_while(|t| t.first.0 <= last_start).count();
-    assert!(aligned_starts > 0, "request of {sectors} does not fit in the zone");
+    let aligned_starts = zone
+        .tracks
+        .iter()
+        .take_while(|t| t.first.0 <= last_start)
+        .count();
+    assert!(
+        aligned_starts > 0,
+        "request of {sectors} does not fit in the zone"
+    );
     (0..count)
         .map(|_| {
             let lbn = match alignment {
@@ -50,7 +57,11 @@ pub fn random_accesses(
                     Lbn(zone.first().0 + rng.below(last_start - zone.first().0 + 1))
                 }
             };
-            Access { direction, lbn, sectors }
+            Access {
+                direction,
+                lbn,
+                sectors,
+            }
         })
         .collect()
 }
@@ -125,7 +136,11 @@ pub fn mean_breakdown(run: &Run) -> MeanBreakdown {
         media_transfer_ms: mean(&|b| b.media_transfer.0),
         bus_transfer_ms: mean(&|b| b.bus_transfer.0),
         overlap_ms: mean(&|b| b.overlap.0),
-        response_ms: measured.iter().map(|c| c.response_time().as_ms_f64()).sum::<f64>() / n,
+        response_ms: measured
+            .iter()
+            .map(|c| c.response_time().as_ms_f64())
+            .sum::<f64>()
+            / n,
     }
 }
 
@@ -163,7 +178,9 @@ pub fn measure_all(
     let next = AtomicUsize::new(0);
     let results: Mutex<Vec<Option<Result<Run, LabError>>>> =
         Mutex::new((0..points.len()).map(|_| None).collect());
-    let workers = std::thread::available_parallelism().map_or(1, |n| n.get()).min(points.len());
+    let workers = std::thread::available_parallelism()
+        .map_or(1, |n| n.get())
+        .min(points.len());
     std::thread::scope(|scope| {
         for _ in 0..workers {
             scope.spawn(|| loop {
@@ -193,7 +210,11 @@ pub fn measure_all(
 /// transfer time, where nothing else is left over.
 pub fn rotational_wait_ms(run: &Run, completion_overhead_ms: f64) -> f64 {
     let b = mean_breakdown(run);
-    b.response_ms - b.overhead_ms - b.seek_ms - b.head_switch_ms - b.media_transfer_ms
+    b.response_ms
+        - b.overhead_ms
+        - b.seek_ms
+        - b.head_switch_ms
+        - b.media_transfer_ms
         - b.bus_transfer_ms
         + b.overlap_ms
         - completion_overhead_ms

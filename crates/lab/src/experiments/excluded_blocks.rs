@@ -10,7 +10,7 @@
 use crate::claim::Claim;
 use crate::drives::{self, ATLAS_10K, ATLAS_10K_II};
 use crate::harness::{Experiment, Outcome, RunContext};
-use crate::plot::{LegendCorner, Figure, Mark, Panel, PanelContent, Series};
+use crate::plot::{Figure, LegendCorner, Mark, Panel, PanelContent, Series};
 use crate::table::DataTable;
 use crate::LabError;
 use spinstack_disk::layout::TrackExtent;
@@ -48,12 +48,19 @@ impl Experiment for ExcludedBlocks {
         "Share of 8 KB blocks that straddle a track boundary (traxtents §4.2.2, Figure 4)"
     }
     fn run(&self, context: &RunContext) -> Result<Outcome, LabError> {
-        let mut data = DataTable::new(&["drive", "block_kb", "blocks", "excluded", "excluded_percent"]);
+        let mut data = DataTable::new(&[
+            "drive",
+            "block_kb",
+            "blocks",
+            "excluded",
+            "excluded_percent",
+        ]);
         let mut series = Vec::new();
         let mut one_in = Vec::new();
         let mut mean_track = Vec::new();
         context.progress.set_length(2);
-        for (color, name) in [ATLAS_10K, ATLAS_10K_II].into_iter().enumerate() {
+        let drives = [(ATLAS_10K, "Atlas 10K"), (ATLAS_10K_II, "Atlas 10K II")];
+        for (color, (name, label)) in drives.into_iter().enumerate() {
             let spec = drives::spec(name)?;
             let tracks = drives::layout(&spec)?.tracks();
             let sectors: u64 = tracks.iter().map(|t| t.sectors.0).sum();
@@ -62,13 +69,24 @@ impl Experiment for ExcludedBlocks {
             for block_kb in BLOCK_SIZES_KB {
                 let (excluded, blocks) = count_excluded(&tracks, block_kb * 2);
                 let percent = 100.0 * excluded as f64 / blocks.max(1) as f64;
-                data.push(vec![name.into(), block_kb.into(), blocks.into(), excluded.into(), percent.into()]);
+                data.push(vec![
+                    name.into(),
+                    block_kb.into(),
+                    blocks.into(),
+                    excluded.into(),
+                    percent.into(),
+                ]);
                 points.push((block_kb as f64, percent));
                 if block_kb == FFS_BLOCK_KB {
                     one_in.push(blocks as f64 / excluded.max(1) as f64);
                 }
             }
-            series.push(Series::new(name, Mark::Line, color, points));
+            series.push(Series::new(
+                &format!("{label} ({name})"),
+                Mark::Line,
+                color,
+                points,
+            ));
             context.progress.inc(1);
         }
         series.push(Series::new(
@@ -79,20 +97,32 @@ impl Experiment for ExcludedBlocks {
         ));
         let source = "§4.2.2, Fig. 4";
         let claims = vec![
-            Claim::new("Atlas 10K: one in N 8 KB blocks is excluded", source, "blocks", 20.0, one_in[0]),
-            Claim::new("Atlas 10K II: one in N 8 KB blocks is excluded", source, "blocks", 30.0, one_in[1])
-                .explain_if_missed(format!(
-                    "Expected about one in (mean track size / 15 sectors): the catalog's Atlas \
+            Claim::new(
+                "Atlas 10K: one in N 8 KB blocks is excluded",
+                source,
+                "blocks",
+                20.0,
+                one_in[0],
+            ),
+            Claim::new(
+                "Atlas 10K II: one in N 8 KB blocks is excluded",
+                source,
+                "blocks",
+                30.0,
+                one_in[1],
+            )
+            .explain_if_missed(format!(
+                "Expected about one in (mean track size / 15 sectors): the catalog's Atlas \
                      10K II averages {:.0} sectors per track (one in {:.1}), the Atlas 10K \
                      {:.0} (one in {:.1}). The Atlas 10K II entry is hand-made: its zone table \
                      interpolates 528 → 353 sectors per track over 16 equal-width zones; the \
                      real drive's zone widths are not published, and a wider share of outer \
                      (larger) zones would give fewer excluded blocks, narrower more.",
-                    mean_track[1],
-                    mean_track[1] / 15.0,
-                    mean_track[0],
-                    mean_track[0] / 15.0
-                )),
+                mean_track[1],
+                mean_track[1] / 15.0,
+                mean_track[0],
+                mean_track[0] / 15.0
+            )),
         ];
         let figure = Figure {
             panels: vec![Panel {
@@ -110,7 +140,12 @@ impl Experiment for ExcludedBlocks {
              average track size, so it falls as tracks grow."
                 .to_string(),
         ];
-        Ok(Outcome { data, figure, claims, notes })
+        Ok(Outcome {
+            data,
+            figure,
+            claims,
+            notes,
+        })
     }
 }
 

@@ -25,7 +25,7 @@ use crate::claim::{Claim, Tolerance};
 use crate::driver::Workload;
 use crate::drives::{self, ATLAS_10K_II};
 use crate::harness::{Experiment, Outcome, RunContext};
-use crate::plot::{LegendCorner, Figure, Mark, Panel, PanelContent, Series};
+use crate::plot::{Figure, LegendCorner, Mark, Panel, PanelContent, Series};
 use crate::table::DataTable;
 use crate::LabError;
 use spinstack_sim::request::Direction;
@@ -221,7 +221,9 @@ mod tests {
         let spt = 528;
         assert!((zero_latency_revolutions(1, spt) - ordinary_revolutions(spt)).abs() < 1e-12);
         assert_eq!(zero_latency_revolutions(spt, spt), 0.0);
-        let curve: Vec<f64> = (1..=spt).map(|n| zero_latency_revolutions(n, spt)).collect();
+        let curve: Vec<f64> = (1..=spt)
+            .map(|n| zero_latency_revolutions(n, spt))
+            .collect();
         assert!(curve.windows(2).all(|w| w[1] <= w[0]));
         // Continuous approximation (1 - f^2)/2 at f = 1/2.
         assert!((zero_latency_revolutions(spt / 2, spt) - 0.375).abs() < 0.005);

@@ -7,12 +7,15 @@
 //! arises that way, and it explains that "the data usually arrives at the disk before
 //! the seek is complete and the zero-latency write begins".
 
-use super::common::{kilobytes, mean_breakdown, measure_all, reduction_percent, sizes_up_to, Alignment, MeanBreakdown, Point};
+use super::common::{
+    kilobytes, mean_breakdown, measure_all, reduction_percent, sizes_up_to, Alignment,
+    MeanBreakdown, Point,
+};
 use crate::claim::Claim;
 use crate::driver::Workload;
 use crate::drives::{self, ATLAS_10K_II};
 use crate::harness::{Experiment, Outcome, RunContext};
-use crate::plot::{LegendCorner, Figure, Mark, Panel, PanelContent, Series};
+use crate::plot::{Figure, LegendCorner, Mark, Panel, PanelContent, Series};
 use crate::table::DataTable;
 use crate::LabError;
 use spinstack_sim::request::Direction;
@@ -64,7 +67,12 @@ impl Experiment for Writes {
             let curve = index / sizes.len();
             let head_ms = run.mean_head_time_ms();
             let kb = kilobytes(point.sectors);
-            data.push(vec![CURVES[curve].0.into(), point.sectors.0.into(), kb.into(), head_ms.into()]);
+            data.push(vec![
+                CURVES[curve].0.into(),
+                point.sectors.0.into(),
+                kb.into(),
+                head_ms.into(),
+            ]);
             curves[curve].push((kb, head_ms));
             if point.sectors == spt {
                 at_track[curve] = head_ms;
@@ -77,7 +85,11 @@ impl Experiment for Writes {
         Ok(Outcome {
             data,
             figure: figure(curves, track_kb),
-            claims: claims(&at_track, &aligned_breakdown.unwrap_or_default(), drives::revolution(&spec).as_ms_f64()),
+            claims: claims(
+                &at_track,
+                &aligned_breakdown.unwrap_or_default(),
+                drives::revolution(&spec).as_ms_f64(),
+            ),
             notes: vec![format!(
                 "Drive: Atlas 10K II (built-in catalog) with write-back caching off, first \
                  zone, {} sectors ({track_kb:.0} KB) per track; random writes, head time as \
@@ -106,12 +118,36 @@ fn claims(at_track: &[f64; 4], aligned: &MeanBreakdown, revolution_ms: f64) -> V
         .zip(PAPER_MS)
         .zip(at_track)
         .map(|((curve, paper), &ours)| {
-            Claim::new(&format!("track-sized writes, {}: head time", curve.0), source, "ms", paper, ours)
-                .explain_if_missed(why.clone())
+            Claim::new(
+                &format!("track-sized writes, {}: head time", curve.0),
+                source,
+                "ms",
+                paper,
+                ours,
+            )
+            .explain_if_missed(why.clone())
         })
         .collect();
-    claims.push(Claim::new("onereq: head-time reduction from alignment", source, "%", 28.0, reduction_percent(at_track[0], at_track[1])).explain_if_missed(why.clone()));
-    claims.push(Claim::new("tworeq: head-time reduction from alignment", source, "%", 26.0, reduction_percent(at_track[2], at_track[3])).explain_if_missed(why));
+    claims.push(
+        Claim::new(
+            "onereq: head-time reduction from alignment",
+            source,
+            "%",
+            28.0,
+            reduction_percent(at_track[0], at_track[1]),
+        )
+        .explain_if_missed(why.clone()),
+    );
+    claims.push(
+        Claim::new(
+            "tworeq: head-time reduction from alignment",
+            source,
+            "%",
+            26.0,
+            reduction_percent(at_track[2], at_track[3]),
+        )
+        .explain_if_missed(why),
+    );
     claims
 }
 
@@ -120,7 +156,11 @@ fn figure(curves: Vec<Vec<(f64, f64)>>, track_kb: f64) -> Figure {
     let mut series: Vec<Series> = curves
         .into_iter()
         .enumerate()
-        .map(|(i, points)| Series::new(CURVES[i].0, Mark::Line, colors[i], points))
+        // tworeq dashed over onereq: in this model the two coincide and both must show.
+        .map(|(i, points)| {
+            let mark = if i < 2 { Mark::Line } else { Mark::Dashed };
+            Series::new(CURVES[i].0, mark, colors[i], points)
+        })
         .collect();
     series.push(Series::new(
         "paper: track-sized writes (13.9, 10.0, 13.8, 10.2 ms)",
@@ -130,7 +170,8 @@ fn figure(curves: Vec<Vec<(f64, f64)>>, track_kb: f64) -> Figure {
     ));
     Figure {
         panels: vec![Panel {
-            title: "Average head time of random writes in the first zone (Atlas 10K II)".to_string(),
+            title: "Average head time of random writes in the first zone (Atlas 10K II)"
+                .to_string(),
             x_label: "request size (KB)".to_string(),
             y_label: "average head time (ms)".to_string(),
             content: PanelContent::Lines(series),

@@ -13,7 +13,7 @@ use crate::claim::Claim;
 use crate::driver::{Run, Workload};
 use crate::drives::{self, Zone, ATLAS_10K, ATLAS_10K_II, CHEETAH_X15, ULTRASTAR_18ES};
 use crate::harness::{Experiment, Outcome, RunContext};
-use crate::plot::{LegendCorner, Bars, Figure, Panel, PanelContent};
+use crate::plot::{Bars, Figure, LegendCorner, Panel, PanelContent};
 use crate::table::DataTable;
 use crate::LabError;
 use spinstack_disk::spec::DriveSpec;
@@ -34,17 +34,48 @@ struct Setup {
 }
 
 const DRIVES: [Setup; 4] = [
-    Setup { catalog: ATLAS_10K_II, label: "Atlas 10K II", host_link_megabytes_per_second: 160.0, zero_latency: true, paper_percent: (18.0, 32.0) },
-    Setup { catalog: ATLAS_10K, label: "Atlas 10K", host_link_megabytes_per_second: 80.0, zero_latency: true, paper_percent: (16.0, 32.0) },
-    Setup { catalog: ULTRASTAR_18ES, label: "Ultrastar 18ES", host_link_megabytes_per_second: 80.0, zero_latency: false, paper_percent: (6.0, f64::NAN) },
+    Setup {
+        catalog: ATLAS_10K_II,
+        label: "Atlas 10K II",
+        host_link_megabytes_per_second: 160.0,
+        zero_latency: true,
+        paper_percent: (18.0, 32.0),
+    },
+    Setup {
+        catalog: ATLAS_10K,
+        label: "Atlas 10K",
+        host_link_megabytes_per_second: 80.0,
+        zero_latency: true,
+        paper_percent: (16.0, 32.0),
+    },
+    Setup {
+        catalog: ULTRASTAR_18ES,
+        label: "Ultrastar 18ES",
+        host_link_megabytes_per_second: 80.0,
+        zero_latency: false,
+        paper_percent: (6.0, f64::NAN),
+    },
     // FibreChannel at 1 Gbit/s carries about 100 MB/s.
-    Setup { catalog: CHEETAH_X15, label: "Cheetah X15", host_link_megabytes_per_second: 100.0, zero_latency: false, paper_percent: (8.0, f64::NAN) },
+    Setup {
+        catalog: CHEETAH_X15,
+        label: "Cheetah X15",
+        host_link_megabytes_per_second: 100.0,
+        zero_latency: false,
+        paper_percent: (8.0, f64::NAN),
+    },
 ];
 
 /// The catalog drive as the paper's testbed ran it.
 fn testbed_spec(setup: &Setup) -> Result<DriveSpec, LabError> {
-    let spec = drives::with_host_link(&drives::spec(setup.catalog)?, setup.host_link_megabytes_per_second);
-    Ok(if setup.zero_latency { spec } else { drives::without_zero_latency(&spec) })
+    let spec = drives::with_host_link(
+        &drives::spec(setup.catalog)?,
+        setup.host_link_megabytes_per_second,
+    );
+    Ok(if setup.zero_latency {
+        spec
+    } else {
+        drives::without_zero_latency(&spec)
+    })
 }
 
 const GRID: [(Workload, Alignment); 4] = [
@@ -77,32 +108,53 @@ impl Experiment for ZeroLatencyMatters {
         let points: Vec<Point> = specs
             .iter()
             .zip(&zones)
-            .flat_map(|(spec, zone)| GRID.iter().map(move |&(workload, alignment)| Point {
-                spec,
-                zone,
-                workload,
-                alignment,
-                direction: Direction::Read,
-                sectors: zone.sectors_per_track,
-                requests: context.scale.requests_per_point,
-                seed: context.seed,
-            }))
+            .flat_map(|(spec, zone)| {
+                GRID.iter().map(move |&(workload, alignment)| Point {
+                    spec,
+                    zone,
+                    workload,
+                    alignment,
+                    direction: Direction::Read,
+                    sectors: zone.sectors_per_track,
+                    requests: context.scale.requests_per_point,
+                    seed: context.seed,
+                })
+            })
             .collect();
         context.progress.set_length(points.len() as u64);
         let runs = measure_all(&points, context.progress)?;
-        let mut data = DataTable::new(&["drive", "workload", "alignment", "sectors", "head_time_ms", "mean_seek_ms", "mean_rotational_latency_ms"]);
+        let mut data = DataTable::new(&[
+            "drive",
+            "workload",
+            "alignment",
+            "sectors",
+            "head_time_ms",
+            "mean_seek_ms",
+            "mean_rotational_latency_ms",
+        ]);
         for (point, run) in points.iter().zip(&runs) {
             let b = mean_breakdown(run);
             data.push(vec![
-                point.spec.name.clone().into(), point.workload.name().into(), point.alignment.name().into(),
-                point.sectors.0.into(), run.mean_head_time_ms().into(), b.seek_ms.into(), b.rotational_latency_ms.into(),
+                point.spec.name.clone().into(),
+                point.workload.name().into(),
+                point.alignment.name().into(),
+                point.sectors.0.into(),
+                run.mean_head_time_ms().into(),
+                b.seek_ms.into(),
+                b.rotational_latency_ms.into(),
             ]);
         }
         let results: Vec<DriveResult> = runs
             .chunks(GRID.len())
             .map(|r| DriveResult {
-                onereq_percent: reduction_percent(r[0].mean_head_time_ms(), r[1].mean_head_time_ms()),
-                tworeq_percent: reduction_percent(r[2].mean_head_time_ms(), r[3].mean_head_time_ms()),
+                onereq_percent: reduction_percent(
+                    r[0].mean_head_time_ms(),
+                    r[1].mean_head_time_ms(),
+                ),
+                tworeq_percent: reduction_percent(
+                    r[2].mean_head_time_ms(),
+                    r[3].mean_head_time_ms(),
+                ),
                 aligned_onereq: &r[1],
             })
             .collect();
@@ -156,16 +208,67 @@ fn reasons(result: &DriveResult, runs: &[Run]) -> String {
 
 fn claims(results: &[DriveResult], runs: &[Run]) -> Vec<Claim> {
     let source = "§5.2, Importance of zero-latency access";
-    let why = |drive: usize| reasons(&results[drive], &runs[drive * GRID.len()..(drive + 1) * GRID.len()]);
+    let why = |drive: usize| {
+        reasons(
+            &results[drive],
+            &runs[drive * GRID.len()..(drive + 1) * GRID.len()],
+        )
+    };
     let rotational = |r: &DriveResult| mean_breakdown(r.aligned_onereq).rotational_latency_ms;
     vec![
-        Claim::new("Atlas 10K, onereq: head-time reduction", source, "%", 16.0, results[1].onereq_percent).explain_if_missed(why(1)),
-        Claim::new("Atlas 10K, tworeq: head-time reduction", source, "%", 32.0, results[1].tworeq_percent).explain_if_missed(why(1)),
-        Claim::new("Atlas 10K: average seek of the workload", source, "ms", 2.4, mean_breakdown(results[1].aligned_onereq).seek_ms),
-        Claim::new("Ultrastar 18ES (no zero-latency), onereq: head-time reduction", source, "%", 6.0, results[2].onereq_percent).explain_if_missed(why(2)),
-        Claim::new("Cheetah X15 (no zero-latency), onereq: head-time reduction", source, "%", 8.0, results[3].onereq_percent).explain_if_missed(why(3)),
-        Claim::new("Ultrastar 18ES: rotational latency still incurred (aligned)", source, "ms", 4.0, rotational(&results[2])),
-        Claim::new("Cheetah X15: rotational latency still incurred (aligned)", source, "ms", 2.0, rotational(&results[3])),
+        Claim::new(
+            "Atlas 10K, onereq: head-time reduction",
+            source,
+            "%",
+            16.0,
+            results[1].onereq_percent,
+        )
+        .explain_if_missed(why(1)),
+        Claim::new(
+            "Atlas 10K, tworeq: head-time reduction",
+            source,
+            "%",
+            32.0,
+            results[1].tworeq_percent,
+        )
+        .explain_if_missed(why(1)),
+        Claim::new(
+            "Atlas 10K: average seek of the workload",
+            source,
+            "ms",
+            2.4,
+            mean_breakdown(results[1].aligned_onereq).seek_ms,
+        ),
+        Claim::new(
+            "Ultrastar 18ES (no zero-latency), onereq: head-time reduction",
+            source,
+            "%",
+            6.0,
+            results[2].onereq_percent,
+        )
+        .explain_if_missed(why(2)),
+        Claim::new(
+            "Cheetah X15 (no zero-latency), onereq: head-time reduction",
+            source,
+            "%",
+            8.0,
+            results[3].onereq_percent,
+        )
+        .explain_if_missed(why(3)),
+        Claim::new(
+            "Ultrastar 18ES: rotational latency still incurred (aligned)",
+            source,
+            "ms",
+            4.0,
+            rotational(&results[2]),
+        ),
+        Claim::new(
+            "Cheetah X15: rotational latency still incurred (aligned)",
+            source,
+            "ms",
+            2.0,
+            rotational(&results[3]),
+        ),
     ]
 }
 
@@ -187,7 +290,10 @@ fn figure(results: &[DriveResult]) -> Figure {
             y_label: "drive and workload".to_string(),
             content: PanelContent::Bars(Bars {
                 categories,
-                components: vec![("spinstack".to_string(), ours), ("paper".to_string(), paper)],
+                components: vec![
+                    ("spinstack".to_string(), ours),
+                    ("paper (where it gives one)".to_string(), paper),
+                ],
                 stacked: false,
             }),
             legend: LegendCorner::UpperRight,
