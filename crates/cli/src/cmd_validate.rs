@@ -178,6 +178,8 @@ fn print_table(rows: &[Row]) -> anyhow::Result<()> {
         };
         let verdict = match row.disksim_demerit_ms {
             Some(d) if demerit <= d => "at or below DiskSim",
+            // DiskSim's figures are rounded to three decimals.
+            Some(d) if demerit < d + 0.0005 => "equal to DiskSim's 3 decimals",
             Some(_) => "above DiskSim",
             None => "no DiskSim figure",
         };

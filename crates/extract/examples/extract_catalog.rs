@@ -7,11 +7,17 @@ use spinstack_extract::timing::TimingOptions;
 
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
-    let method = args.first().and_then(|m| Method::parse(m)).unwrap_or(Method::Scsi);
+    let method = args
+        .first()
+        .and_then(|m| Method::parse(m))
+        .unwrap_or(Method::Scsi);
     let names: Vec<String> = if args.len() > 1 {
         args[1..].to_vec()
     } else {
-        spinstack_disk::catalog::names().iter().map(|s| s.to_string()).collect()
+        spinstack_disk::catalog::names()
+            .iter()
+            .map(|s| s.to_string())
+            .collect()
     };
     for name in names {
         let spec = match spinstack_disk::catalog::resolve(&name) {

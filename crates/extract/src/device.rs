@@ -161,7 +161,11 @@ fn sg_command(file: &File, cdb: &[u8], data: &mut [u8], to_device: bool) -> Resu
     let mut sense = [0u8; 32];
     let mut header = SgIoHeader {
         interface_id: b'S' as libc::c_int,
-        dxfer_direction: if to_device { SG_DXFER_TO_DEV } else { SG_DXFER_FROM_DEV },
+        dxfer_direction: if to_device {
+            SG_DXFER_TO_DEV
+        } else {
+            SG_DXFER_FROM_DEV
+        },
         cmd_len: cdb.len() as u8,
         mx_sb_len: sense.len() as u8,
         iovec_count: 0,
@@ -235,7 +239,9 @@ impl Probe for DeviceProbe {
         let receive = [0x1c, 0x01, TRANSLATE_ADDRESS_PAGE, 0, answer.len() as u8, 0];
         sg_command(&self.file, &send, &mut page, true)
             .and_then(|()| sg_command(&self.file, &receive, &mut answer, false))
-            .map_err(|reason| self.unsupported("SEND/RECEIVE DIAGNOSTIC translate address", &reason))?;
+            .map_err(|reason| {
+                self.unsupported("SEND/RECEIVE DIAGNOSTIC translate address", &reason)
+            })?;
         if answer[0] != TRANSLATE_ADDRESS_PAGE || answer[5] & 0x07 != PHYSICAL_SECTOR_FORMAT {
             return Err(self.unsupported("translate address", "unexpected answer page"));
         }
@@ -247,7 +253,10 @@ impl Probe for DeviceProbe {
     }
 
     fn translate_pbn(&mut self, _pbn: Pbn) -> Result<SectorContent, ProbeError> {
-        Err(self.unsupported("translate physical address", "not implemented for real devices"))
+        Err(self.unsupported(
+            "translate physical address",
+            "not implemented for real devices",
+        ))
     }
 
     fn set_caching(&mut self, setting: CacheSetting) -> Result<(), ProbeError> {
@@ -297,7 +306,12 @@ impl Probe for DeviceProbe {
         let buffer = self.buffer.slice(length);
         // SAFETY: `buffer` is valid for `length` bytes.
         let got = unsafe {
-            libc::pread(self.file.as_raw_fd(), buffer.as_mut_ptr().cast(), length, start as libc::off_t)
+            libc::pread(
+                self.file.as_raw_fd(),
+                buffer.as_mut_ptr().cast(),
+                length,
+                start as libc::off_t,
+            )
         };
         let completed = self.now();
         if got < 0 {

@@ -13,8 +13,10 @@ use std::fmt::Write as _;
 /// File-system blocks (of `block_bytes`) that straddle a track boundary, in order.
 /// `block_bytes` must be a positive multiple of 512.
 pub fn straddling_blocks(map: &TrackMap, block_bytes: u64) -> Result<Vec<u64>, String> {
-    if block_bytes == 0 || block_bytes % SECTOR_BYTES != 0 {
-        return Err(format!("block size {block_bytes} is not a positive multiple of 512 bytes"));
+    if block_bytes == 0 || !block_bytes.is_multiple_of(SECTOR_BYTES) {
+        return Err(format!(
+            "block size {block_bytes} is not a positive multiple of 512 bytes"
+        ));
     }
     let sectors_per_block = block_bytes / SECTOR_BYTES;
     let mut out: Vec<u64> = map
@@ -116,10 +118,15 @@ fn zones(tracks: &[MappedTrack]) -> Vec<Zone> {
     let mut index = 0;
     while index < tracks.len() {
         let size = tracks[index].sectors.0;
-        let run = tracks[index..].iter().take_while(|t| t.sectors.0 == size).count();
+        let run = tracks[index..]
+            .iter()
+            .take_while(|t| t.sectors.0 == size)
+            .count();
         let established = run >= ESTABLISHED_RUN;
         let joins = zones.last().is_some_and(|z| {
-            !established || z.sectors_per_track.contains(&size) || recent.iter().rev().nth(1) == Some(&size)
+            !established
+                || z.sectors_per_track.contains(&size)
+                || recent.iter().rev().nth(1) == Some(&size)
         });
         match zones.last_mut() {
             Some(zone) if joins => {
@@ -164,7 +171,11 @@ fn serpentine(tracks: &[MappedTrack]) -> Option<bool> {
 /// The summary as a short Markdown text.
 pub fn summary_markdown(summary: &Summary) -> String {
     let mut out = String::new();
-    let _ = writeln!(out, "# Track map summary: {} ({})\n", summary.drive, summary.method);
+    let _ = writeln!(
+        out,
+        "# Track map summary: {} ({})\n",
+        summary.drive, summary.method
+    );
     let _ = writeln!(
         out,
         "{} tracks, {} sectors, {} uncertain; serpentine numbering: {}\n",
@@ -177,10 +188,20 @@ pub fn summary_markdown(summary: &Summary) -> String {
             None => "unknown (no physical addresses in this map)",
         }
     );
-    let _ = writeln!(out, "## Zones ({})\n\n| zone | first LBN | tracks | sectors per track |\n|---|---|---|---|", summary.zones.len());
+    let _ = writeln!(
+        out,
+        "## Zones ({})\n\n| zone | first LBN | tracks | sectors per track |\n|---|---|---|---|",
+        summary.zones.len()
+    );
     for (i, z) in summary.zones.iter().enumerate().take(64) {
         let sizes: Vec<String> = z.sectors_per_track.iter().map(u64::to_string).collect();
-        let _ = writeln!(out, "| {i} | {} | {} | {} |", z.first_lbn, z.tracks, sizes.join(" / "));
+        let _ = writeln!(
+            out,
+            "| {i} | {} | {} | {} |",
+            z.first_lbn,
+            z.tracks,
+            sizes.join(" / ")
+        );
     }
     let _ = writeln!(out, "\n## Track sizes\n\n| sectors | tracks |\n|---|---|");
     for (size, count) in &summary.track_sizes {
@@ -188,7 +209,13 @@ pub fn summary_markdown(summary: &Summary) -> String {
     }
     let _ = writeln!(out, "\n## Blocks excluded (straddling a track boundary)\n\n| block | blocks | capacity lost |\n|---|---|---|");
     for e in &summary.excluded {
-        let _ = writeln!(out, "| {} B | {} | {:.2}% |", e.block_bytes, e.blocks, 100.0 * e.fraction);
+        let _ = writeln!(
+            out,
+            "| {} B | {} | {:.2}% |",
+            e.block_bytes,
+            e.blocks,
+            100.0 * e.fraction
+        );
     }
     out
 }

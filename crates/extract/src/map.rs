@@ -216,7 +216,9 @@ impl<'f> Parser<'f> {
             "method" => self.method = Some(value),
             _ => {
                 let sectors = value.parse::<u64>().map_err(|_| {
-                    self.error(format!("capacity `{value}` is not a whole number of sectors"))
+                    self.error(format!(
+                        "capacity `{value}` is not a whole number of sectors"
+                    ))
                 })?;
                 self.capacity = Some(Sectors(sectors));
             }
@@ -275,7 +277,11 @@ impl<'f> Parser<'f> {
         }
         let expected = self.tracks.last().map_or(Lbn(0), |t| t.end());
         if first != expected {
-            let what = if first < expected { "overlaps" } else { "leaves a gap after" };
+            let what = if first < expected {
+                "overlaps"
+            } else {
+                "leaves a gap after"
+            };
             return Err(self.error(format!(
                 "track at {first} {what} the previous track, which ends at {expected}"
             )));
@@ -305,9 +311,17 @@ impl<'f> Parser<'f> {
 
     fn finish(mut self, lines: usize) -> Result<TrackMap, MapError> {
         self.line = lines;
-        let drive = self.drive.take().ok_or_else(|| self.error("no `drive` header"))?;
-        let method = self.method.take().ok_or_else(|| self.error("no `method` header"))?;
-        let capacity = self.capacity.ok_or_else(|| self.error("no `capacity` header"))?;
+        let drive = self
+            .drive
+            .take()
+            .ok_or_else(|| self.error("no `drive` header"))?;
+        let method = self
+            .method
+            .take()
+            .ok_or_else(|| self.error("no `method` header"))?;
+        let capacity = self
+            .capacity
+            .ok_or_else(|| self.error("no `capacity` header"))?;
         let end = self.tracks.last().map_or(Lbn(0), |t| t.end());
         if end.0 != capacity.0 {
             return Err(self.error(format!(

@@ -53,7 +53,9 @@ pub enum ProbeError {
         command: &'static str,
         reason: String,
     },
-    #[error("{probe}: {command} at {lbn} (+{sectors} sectors) is beyond the capacity of {capacity}")]
+    #[error(
+        "{probe}: {command} at {lbn} (+{sectors} sectors) is beyond the capacity of {capacity}"
+    )]
     OutOfRange {
         probe: String,
         command: &'static str,

@@ -69,7 +69,10 @@ pub struct RunReport {
 }
 
 /// Extract the track map of a modelled drive and compare it with the truth.
-pub fn extract_simulated(spec: &DriveSpec, options: &RunOptions) -> Result<(RunReport, TrackMap), ProbeError> {
+pub fn extract_simulated(
+    spec: &DriveSpec,
+    options: &RunOptions,
+) -> Result<(RunReport, TrackMap), ProbeError> {
     let wall = Instant::now();
     let mut probe = SimulatedProbe::with_drive(spec)?;
     let truth = true_map(probe.layout(), &spec.name);
@@ -171,7 +174,10 @@ pub fn extract_device(
         wall_seconds: 0.0,
     };
     if report.translate_address {
-        let found = scsi::extract(&mut probe, ScsiAlgorithm::WalkJump(Fallback::RecentSizesThenBisect))?;
+        let found = scsi::extract(
+            &mut probe,
+            ScsiAlgorithm::WalkJump(Fallback::RecentSizesThenBisect),
+        )?;
         report.method = found.map.method.clone();
         report.track_structure_found = true;
         report.tracks = Some(found.map.tracks.len());
@@ -181,7 +187,8 @@ pub fn extract_device(
     }
     report.method = "timing".to_string();
     if capacity < 2 {
-        report.message = "no track structure found: the device holds fewer than two sectors".to_string();
+        report.message =
+            "no track structure found: the device holds fewer than two sectors".to_string();
         return Ok((report, None));
     }
     let repeat_ms = repeat_read_ms(&mut probe)?;
@@ -212,7 +219,11 @@ fn repeat_read_ms<P: Probe + ?Sized>(probe: &mut P) -> Result<f64, ProbeError> {
     use spinstack_sim::units::{Lbn, Sectors};
     probe.timed_read(Lbn(0), Sectors(1))?;
     let mut times: Vec<f64> = (0..21)
-        .map(|_| probe.timed_read(Lbn(0), Sectors(1)).map(|r| r.response().as_ms_f64()))
+        .map(|_| {
+            probe
+                .timed_read(Lbn(0), Sectors(1))
+                .map(|r| r.response().as_ms_f64())
+        })
         .collect::<Result<_, _>>()?;
     times.sort_by(|a, b| a.total_cmp(b));
     Ok(times[times.len() / 2])

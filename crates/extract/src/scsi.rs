@@ -75,7 +75,10 @@ impl ScsiExtraction {
 }
 
 /// Extract the track map of the drive behind `probe` by address translation.
-pub fn extract<P: Probe + ?Sized>(probe: &mut P, algorithm: ScsiAlgorithm) -> Result<ScsiExtraction, ProbeError> {
+pub fn extract<P: Probe + ?Sized>(
+    probe: &mut P,
+    algorithm: ScsiAlgorithm,
+) -> Result<ScsiExtraction, ProbeError> {
     let drive = probe.name();
     if !probe.capabilities().translate {
         return Err(ProbeError::Unsupported {
@@ -404,7 +407,9 @@ impl<'a, P: Probe + ?Sized> Engine<'a, P> {
 
         let end = start + k * size;
         let touched = [start, end - 1, end];
-        if predicted.iter().any(|l| self.defective_cylinders.contains(&l.0))
+        if predicted
+            .iter()
+            .any(|l| self.defective_cylinders.contains(&l.0))
             || touched.iter().any(|l| self.remapped.contains_key(l))
         {
             return Ok(false);
@@ -414,12 +419,17 @@ impl<'a, P: Probe + ?Sized> Engine<'a, P> {
             None => {
                 let last = self.tracks.last().copied().expect("a track was accepted");
                 let first_slot = self.translator.lbn(last.first)?.sector;
-                (first_slot, self.translator.lbn(Lbn(last.end().0 - 1))?.sector)
+                (
+                    first_slot,
+                    self.translator.lbn(Lbn(last.end().0 - 1))?.sector,
+                )
             }
         };
         self.slots = Some((first_slot, last_slot));
         let before = self.translator.lbn(Lbn(end - 1))?;
-        if (before.cylinder, before.surface) != predicted[predicted.len() - 1] || before.sector != last_slot {
+        if (before.cylinder, before.surface) != predicted[predicted.len() - 1]
+            || before.sector != last_slot
+        {
             return Ok(false);
         }
         if end == self.capacity {
@@ -433,7 +443,11 @@ impl<'a, P: Probe + ?Sized> Engine<'a, P> {
     fn accept_gallop(&mut self, start: u64, size: u64, k: u64) {
         let predicted = self.predict(k).expect("verified by gallop_holds");
         for (i, location) in predicted.into_iter().enumerate() {
-            self.accept(start + i as u64 * size, start + (i as u64 + 1) * size, location);
+            self.accept(
+                start + i as u64 * size,
+                start + (i as u64 + 1) * size,
+                location,
+            );
         }
         self.galloped += k;
     }

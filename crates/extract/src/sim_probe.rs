@@ -52,7 +52,7 @@ enum Timing {
         drive: Box<Drive>,
         next_id: u64,
     },
-    Analytic(AnalyticTimer),
+    Analytic(Box<AnalyticTimer>),
 }
 
 /// A modelled drive behind the probe interface.
@@ -86,7 +86,11 @@ impl SimulatedProbe {
     pub fn with_analytic_timing(spec: &DriveSpec) -> Result<SimulatedProbe, ProbeError> {
         let layout = Layout::new(&spec.layout).map_err(|e| layout_failure(&spec.name, e))?;
         let timer = AnalyticTimer::new(spec, layout.clone());
-        Ok(SimulatedProbe::new(&spec.name, layout, Timing::Analytic(timer)))
+        Ok(SimulatedProbe::new(
+            &spec.name,
+            layout,
+            Timing::Analytic(Box::new(timer)),
+        ))
     }
 
     /// A probe that answers only the SCSI commands (for layouts with no drive).
@@ -94,7 +98,11 @@ impl SimulatedProbe {
         let layout = Layout::new(layout).map_err(|e| layout_failure(name, e))?;
         let spec = placeholder_spec(name, layout.spec().clone());
         let timer = AnalyticTimer::new(&spec, layout.clone());
-        Ok(SimulatedProbe::new(name, layout, Timing::Analytic(timer)))
+        Ok(SimulatedProbe::new(
+            name,
+            layout,
+            Timing::Analytic(Box::new(timer)),
+        ))
     }
 
     fn new(name: &str, layout: Layout, timing: Timing) -> SimulatedProbe {
@@ -143,7 +151,12 @@ impl SimulatedProbe {
         }
     }
 
-    fn serve(&mut self, arrival: Nanoseconds, lbn: Lbn, sectors: Sectors) -> Result<Nanoseconds, ProbeError> {
+    fn serve(
+        &mut self,
+        arrival: Nanoseconds,
+        lbn: Lbn,
+        sectors: Sectors,
+    ) -> Result<Nanoseconds, ProbeError> {
         let name = self.name.clone();
         match &mut self.timing {
             Timing::Analytic(timer) => timer
@@ -151,12 +164,13 @@ impl SimulatedProbe {
                 .map_err(|e| layout_failure(&name, e)),
             Timing::Drive { drive, next_id, .. } => {
                 *next_id += 1;
-                serve_on_drive(drive, RequestId(*next_id), arrival, lbn, sectors)
-                    .map_err(|detail| ProbeError::Failed {
+                serve_on_drive(drive, RequestId(*next_id), arrival, lbn, sectors).map_err(
+                    |detail| ProbeError::Failed {
                         probe: name,
                         command: "READ",
                         detail,
-                    })
+                    },
+                )
             }
         }
     }
@@ -198,7 +212,11 @@ fn zoned_position_to_pbn(spec: &ZonedLayoutSpec, zone: &ZoneSpec, position: u64)
         SurfaceOrder::ReverseOnOddZoneCylinder => (cylinder - zone.first_cylinder) % 2 == 1,
         SurfaceOrder::ReverseOnOddCylinder => cylinder % 2 == 1,
     };
-    let surface = if reversed { spec.surfaces - 1 - index } else { index };
+    let surface = if reversed {
+        spec.surfaces - 1 - index
+    } else {
+        index
+    };
     Pbn {
         cylinder,
         surface,
@@ -419,8 +437,12 @@ impl AnalyticTimer {
             cylinders: layout.cylinders(),
             layout,
             revolution_ps,
-            command_ticks: ticks(firmware.per_request_overhead_ms + firmware.overheads.read_miss_after_read_ms),
-            completion_ticks: ticks(firmware.bus_sector_transfer_ms + firmware.overheads.read_completion_ms),
+            command_ticks: ticks(
+                firmware.per_request_overhead_ms + firmware.overheads.read_miss_after_read_ms,
+            ),
+            completion_ticks: ticks(
+                firmware.bus_sector_transfer_ms + firmware.overheads.read_completion_ms,
+            ),
             head_switch_ticks: ticks(spec.mechanics.head_switch_ms),
             seek: spec.mechanics.seek.clone(),
             head: (0, 0),
@@ -439,14 +461,23 @@ impl AnalyticTimer {
     fn move_ticks(&self, to: (u32, u32)) -> u128 {
         let distance = self.head.0.abs_diff(to.0);
         if distance == 0 {
-            return if to.1 == self.head.1 { 0 } else { self.head_switch_ticks };
+            return if to.1 == self.head.1 {
+                0
+            } else {
+                self.head_switch_ticks
+            };
         }
         let ms = seek_ms(&self.seek, distance, self.cylinders);
         (ms * 1e9) as u128 * TICKS_PER_TURN / self.revolution_ps
     }
 
     /// Completion instant of a read of `sectors` from `lbn` arriving at `arrival`.
-    pub fn serve(&mut self, arrival: Nanoseconds, lbn: Lbn, sectors: Sectors) -> Result<Nanoseconds, LayoutError> {
+    pub fn serve(
+        &mut self,
+        arrival: Nanoseconds,
+        lbn: Lbn,
+        sectors: Sectors,
+    ) -> Result<Nanoseconds, LayoutError> {
         let mut now = self.to_ticks(arrival).max(self.free_at) + self.command_ticks;
         for offset in 0..sectors.0 {
             let pbn = self.layout.lbn_to_pbn(Lbn(lbn.0 + offset))?;
@@ -483,7 +514,8 @@ fn seek_ms(seek: &SeekSpec, distance: u32, cylinders: u32) -> f64 {
             ..
         } => {
             let span = (f64::from(cylinders.max(2)) - 1.0).sqrt() - 1.0;
-            single_cylinder_ms + (full_stroke_ms - single_cylinder_ms) * (d.sqrt() - 1.0) / span.max(1.0)
+            single_cylinder_ms
+                + (full_stroke_ms - single_cylinder_ms) * (d.sqrt() - 1.0) / span.max(1.0)
         }
     }
 }

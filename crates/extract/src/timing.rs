@@ -129,7 +129,11 @@ struct Tester<'p, P: Probe + ?Sized> {
 impl<'p, P: Probe + ?Sized> Tester<'p, P> {
     /// Completion instant of a read issued now.
     fn completion(&mut self, lbn: u64, sectors: u64) -> Result<f64, ProbeError> {
-        Ok(self.probe.timed_read(Lbn(lbn), Sectors(sectors))?.completed.0 as f64)
+        Ok(self
+            .probe
+            .timed_read(Lbn(lbn), Sectors(sectors))?
+            .completed
+            .0 as f64)
     }
 
     /// `count` samples of δ for the pair (x, x+1), each from its own two reads.
@@ -160,8 +164,10 @@ impl<'p, P: Probe + ?Sized> Tester<'p, P> {
                 .collect();
             let delta = inliers.iter().sum::<f64>() / inliers.len().max(1) as f64;
             let error = c.sample_sigma_ns / (inliers.len().max(1) as f64).sqrt();
-            let agreed = inliers.len() >= self.options.min_samples && 3 * inliers.len() >= 2 * samples.len();
-            let confident = agreed && (delta - c.threshold_ns).abs() > self.options.confidence_sigmas * error;
+            let agreed =
+                inliers.len() >= self.options.min_samples && 3 * inliers.len() >= 2 * samples.len();
+            let confident =
+                agreed && (delta - c.threshold_ns).abs() > self.options.confidence_sigmas * error;
             if confident || samples.len() >= self.options.max_samples {
                 return Ok(Verdict {
                     crossing: delta > c.threshold_ns,
@@ -197,13 +203,12 @@ impl<'p, P: Probe + ?Sized> Tester<'p, P> {
         Ok(votes >= 2)
     }
 
-    /// Learn the crossing size from a confident crossing, and tighten the threshold.
+    /// Remember the smallest confident crossing (reported; the threshold stays
+    /// where calibration put it: a crossing that costs a missed revolution must not
+    /// raise it above a crossing that merely waits for the skew).
     fn learn(&mut self, verdict: Verdict) {
-        if verdict.crossing && verdict.confident && verdict.delta_ns < self.smallest_crossing_ns {
-            self.smallest_crossing_ns = verdict.delta_ns;
-            let c = &mut self.calibration;
-            let halfway = (c.same_delta_ns + self.smallest_crossing_ns) / 2.0;
-            c.threshold_ns = c.threshold_ns.max(halfway.min(c.threshold_ns * 4.0));
+        if verdict.crossing && verdict.confident {
+            self.smallest_crossing_ns = self.smallest_crossing_ns.min(verdict.delta_ns);
         }
     }
 }
@@ -265,7 +270,10 @@ const RECENT_SIZES_BOUND: usize = 3;
 const INLIER_SIGMAS: f64 = 4.0;
 
 /// Extract the track map by timing alone.
-pub fn extract<P: Probe + ?Sized>(probe: &mut P, options: &TimingOptions) -> Result<TimingExtraction, ProbeError> {
+pub fn extract<P: Probe + ?Sized>(
+    probe: &mut P,
+    options: &TimingOptions,
+) -> Result<TimingExtraction, ProbeError> {
     let capacity = probe.read_capacity()?.0;
     let drive = probe.name();
     let calibration = calibrate(probe, options.calibration_reads)?;
@@ -320,7 +328,11 @@ fn make_cursors(capacity: u64, regions: usize) -> Vec<Cursor> {
 }
 
 /// Advance one cursor by one track (or by finding its first boundary).
-fn step<P: Probe + ?Sized>(tester: &mut Tester<'_, P>, cursors: &mut [Cursor], index: usize) -> Result<(), ProbeError> {
+fn step<P: Probe + ?Sized>(
+    tester: &mut Tester<'_, P>,
+    cursors: &mut [Cursor],
+    index: usize,
+) -> Result<(), ProbeError> {
     let capacity = tester.capacity;
     let Some(start) = cursors[index].next else {
         let first = first_boundary_from(tester, cursors[index].start)?;
@@ -359,7 +371,10 @@ fn step<P: Probe + ?Sized>(tester: &mut Tester<'_, P>, cursors: &mut [Cursor], i
 
 /// The first boundary at or after `from` (a track starts there), found by testing
 /// pairs linearly.
-fn first_boundary_from<P: Probe + ?Sized>(tester: &mut Tester<'_, P>, from: u64) -> Result<u64, ProbeError> {
+fn first_boundary_from<P: Probe + ?Sized>(
+    tester: &mut Tester<'_, P>,
+    from: u64,
+) -> Result<u64, ProbeError> {
     if from == 0 {
         return Ok(0);
     }
@@ -383,8 +398,10 @@ fn track_end<P: Probe + ?Sized>(
     recent_sizes: &[u64],
     limit: u64,
 ) -> Result<(u64, bool), ProbeError> {
-    // Common case: the track has a recently seen size.
-    for &size in recent_sizes {
+    // Common case: the track has a recently seen size. An older size is trusted
+    // only if the read of the whole span crosses no boundary: after a short
+    // zone-end track, a short track plus the next one can add up to it.
+    for (rank, &size) in recent_sizes.iter().enumerate() {
         let end = start + size;
         if end == limit {
             return Ok((end, true)); // the next region's cursor found this boundary
@@ -394,12 +411,16 @@ fn track_end<P: Probe + ?Sized>(
         }
         let verdict = tester.test(end - 1)?;
         tester.learn(verdict);
-        if verdict.crossing && verdict.confident {
+        if verdict.crossing
+            && verdict.confident
+            && (rank == 0 || !tester.span_crosses(start, size)?)
+        {
             return Ok((end, true));
         }
     }
     let expected = recent_sizes.first().copied();
-    let (end, certain) = search_outward(tester, start, expected, limit)?;
+    let widest = recent_sizes.iter().copied().max();
+    let (end, certain) = search_outward(tester, start, expected, widest, limit)?;
     // The outward search finds the crossing nearest the expected end, which is not
     // the first one when the track is much shorter than expected: check the span.
     if end - start > 1 && end < tester.capacity && tester.span_crosses(start, end - start)? {
@@ -430,10 +451,11 @@ fn search_outward<P: Probe + ?Sized>(
     tester: &mut Tester<'_, P>,
     start: u64,
     expected: Option<u64>,
+    widest: Option<u64>,
     limit: u64,
 ) -> Result<(u64, bool), ProbeError> {
     let centre = expected.map_or(start + 1, |s| start + s);
-    let reach = expected.map_or(limit - start, |s| 2 * s).max(2);
+    let reach = widest.map_or(limit - start, |s| 2 * s).max(2);
     let mut best: Option<(f64, u64)> = None;
     for step in 0..=2 * reach {
         let offset = (step as i64 + 1) / 2 * if step % 2 == 1 { 1 } else { -1 };

@@ -11,8 +11,14 @@ use spinstack_extract::timing::TimingOptions;
 
 fn run(name: &str, method: Method, jitter: Option<Jitter>) -> spinstack_extract::run::RunReport {
     let spec = spinstack_disk::catalog::resolve(name).expect("catalog drive");
-    let options = RunOptions { method, jitter, timing: TimingOptions::default() };
-    extract_simulated(&spec, &options).expect("extraction runs").0
+    let options = RunOptions {
+        method,
+        jitter,
+        timing: TimingOptions::default(),
+    };
+    extract_simulated(&spec, &options)
+        .expect("extraction runs")
+        .0
 }
 
 #[test]
@@ -21,11 +27,24 @@ fn scsi_algorithms_are_exact_on_every_catalog_drive() {
         let walk = run(name, Method::Scsi, None);
         assert!(walk.exact, "{name}: {:?}", walk.comparison.first_difference);
         let per_track = walk.translations_per_track.unwrap();
-        assert!(per_track <= 2.3, "{name}: {per_track:.3} translations per track");
+        assert!(
+            per_track <= 2.3,
+            "{name}: {per_track:.3} translations per track"
+        );
         let zone = run(name, Method::ZoneAware, None);
-        assert!(zone.exact, "{name} zone-aware: {:?}", zone.comparison.first_difference);
-        assert!(zone.translations_per_track.unwrap() < per_track, "{name}: zone-aware saves nothing");
-        println!("{name}: walk/jump {per_track:.3}, zone-aware {:.3} translations per track", zone.translations_per_track.unwrap());
+        assert!(
+            zone.exact,
+            "{name} zone-aware: {:?}",
+            zone.comparison.first_difference
+        );
+        assert!(
+            zone.translations_per_track.unwrap() < per_track,
+            "{name}: zone-aware saves nothing"
+        );
+        println!(
+            "{name}: walk/jump {per_track:.3}, zone-aware {:.3} translations per track",
+            zone.translations_per_track.unwrap()
+        );
     }
 }
 
@@ -36,7 +55,10 @@ fn timing_extraction_is_exact_on_the_atlas_10k_with_jitter() {
     assert_eq!(report.uncertain_tracks, 0);
     let hours = report.simulated_hours.unwrap();
     assert!(hours <= 1.0, "{hours:.3} simulated hours");
-    println!("atlas10k timing: {hours:.3} simulated hours, {:.1} s wall", report.wall_seconds);
+    println!(
+        "atlas10k timing: {hours:.3} simulated hours, {:.1} s wall",
+        report.wall_seconds
+    );
 }
 
 #[test]

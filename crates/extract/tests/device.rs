@@ -8,7 +8,8 @@ use spinstack_extract::timing::TimingOptions;
 use spinstack_sim::units::{Lbn, Sectors};
 
 fn temp_image(name: &str, bytes: usize) -> std::path::PathBuf {
-    let path = std::env::temp_dir().join(format!("spinstack-extract-{}-{name}", std::process::id()));
+    let path =
+        std::env::temp_dir().join(format!("spinstack-extract-{}-{name}", std::process::id()));
     let contents: Vec<u8> = (0..bytes).map(|i| (i * 31 % 251) as u8).collect();
     std::fs::write(&path, contents).expect("temp file");
     path
@@ -18,13 +19,22 @@ fn temp_image(name: &str, bytes: usize) -> std::path::PathBuf {
 fn plain_file_has_no_track_structure_and_is_not_written() {
     let path = temp_image("plain", 1 << 20);
     let before = std::fs::read(&path).unwrap();
-    let (report, map) = extract_device(&path, &TimingOptions::default()).expect("no error on a plain file");
+    let (report, map) =
+        extract_device(&path, &TimingOptions::default()).expect("no error on a plain file");
     assert!(!report.track_structure_found);
     assert!(!report.translate_address);
     assert!(map.is_none());
-    assert!(report.message.starts_with("no track structure found"), "{}", report.message);
+    assert!(
+        report.message.starts_with("no track structure found"),
+        "{}",
+        report.message
+    );
     assert_eq!(report.capacity_sectors, 2048);
-    assert_eq!(std::fs::read(&path).unwrap(), before, "the probe must never write");
+    assert_eq!(
+        std::fs::read(&path).unwrap(),
+        before,
+        "the probe must never write"
+    );
     std::fs::remove_file(&path).unwrap();
 }
 
@@ -32,7 +42,10 @@ fn plain_file_has_no_track_structure_and_is_not_written() {
 fn probe_refuses_writes_of_settings_and_reads_past_the_end() {
     let path = temp_image("probe", 64 * 1024);
     let mut probe = spinstack_extract::device::DeviceProbe::open(&path).unwrap();
-    assert!(probe.set_caching(CacheSetting::ReadCacheAndPrefetchOff).unwrap_err().is_unsupported());
+    assert!(probe
+        .set_caching(CacheSetting::ReadCacheAndPrefetchOff)
+        .unwrap_err()
+        .is_unsupported());
     assert!(probe.translate_lbn(Lbn(0)).unwrap_err().is_unsupported());
     assert!(probe.timed_read(Lbn(127), Sectors(1)).is_ok());
     assert!(probe.timed_read(Lbn(127), Sectors(2)).is_err());
@@ -41,8 +54,10 @@ fn probe_refuses_writes_of_settings_and_reads_past_the_end() {
 
 #[test]
 fn missing_device_is_an_error_naming_it() {
-    let error = extract_device(std::path::Path::new("/nonexistent/disk"), &TimingOptions::default())
-        .err()
-        .expect("no such device");
+    let error = extract_device(
+        std::path::Path::new("/nonexistent/disk"),
+        &TimingOptions::default(),
+    )
+    .expect_err("no such device");
     assert!(error.to_string().contains("/nonexistent/disk"));
 }

@@ -12,12 +12,23 @@ fn map_of(sizes: &[u64], locations: Option<&[(u32, u32)]>) -> TrackMap {
         .iter()
         .enumerate()
         .map(|(i, &s)| {
-            let t = MappedTrack { first: Lbn(first), sectors: Sectors(s), location: locations.map(|l| l[i]), uncertain: false };
+            let t = MappedTrack {
+                first: Lbn(first),
+                sectors: Sectors(s),
+                location: locations.map(|l| l[i]),
+                uncertain: false,
+            };
             first += s;
             t
         })
         .collect();
-    TrackMap { drive: "d".into(), method: "m".into(), capacity: Sectors(first), tracks, remapped: vec![] }
+    TrackMap {
+        drive: "d".into(),
+        method: "m".into(),
+        capacity: Sectors(first),
+        tracks,
+        remapped: vec![],
+    }
 }
 
 #[test]
@@ -54,8 +65,16 @@ fn summary_finds_zones_sizes_and_serpentine() {
     assert_eq!(s.track_sizes.get(&17), Some(&1));
     assert_eq!(s.serpentine, None);
     // Serpentine: the surface stays, the cylinder steps.
-    let serp: Vec<(u32, u32)> = (0..8).map(|i| if i < 4 { (3 - i, 0) } else { (i - 4, 1) }).collect();
+    let serp: Vec<(u32, u32)> = (0..8)
+        .map(|i| if i < 4 { (3 - i, 0) } else { (i - 4, 1) })
+        .collect();
     let cylinder_major: Vec<(u32, u32)> = (0..8).map(|i| (i / 2, i % 2)).collect();
-    assert_eq!(summarize(&map_of(&[5; 8], Some(&serp))).serpentine, Some(true));
-    assert_eq!(summarize(&map_of(&[5; 8], Some(&cylinder_major))).serpentine, Some(false));
+    assert_eq!(
+        summarize(&map_of(&[5; 8], Some(&serp))).serpentine,
+        Some(true)
+    );
+    assert_eq!(
+        summarize(&map_of(&[5; 8], Some(&cylinder_major))).serpentine,
+        Some(false)
+    );
 }

@@ -11,11 +11,33 @@ fn sample() -> TrackMap {
         method: "scsi-walk-jump".to_string(),
         capacity: Sectors(25),
         tracks: vec![
-            MappedTrack { first: Lbn(0), sectors: Sectors(10), location: Some((0, 0)), uncertain: false },
-            MappedTrack { first: Lbn(10), sectors: Sectors(10), location: Some((0, 1)), uncertain: false },
-            MappedTrack { first: Lbn(20), sectors: Sectors(5), location: None, uncertain: true },
+            MappedTrack {
+                first: Lbn(0),
+                sectors: Sectors(10),
+                location: Some((0, 0)),
+                uncertain: false,
+            },
+            MappedTrack {
+                first: Lbn(10),
+                sectors: Sectors(10),
+                location: Some((0, 1)),
+                uncertain: false,
+            },
+            MappedTrack {
+                first: Lbn(20),
+                sectors: Sectors(5),
+                location: None,
+                uncertain: true,
+            },
         ],
-        remapped: vec![RemappedLbn { lbn: Lbn(3), stored_at: Pbn { cylinder: 0, surface: 1, sector: 11 } }],
+        remapped: vec![RemappedLbn {
+            lbn: Lbn(3),
+            stored_at: Pbn {
+                cylinder: 0,
+                surface: 1,
+                sector: 11,
+            },
+        }],
     }
 }
 
@@ -30,14 +52,20 @@ fn text_round_trips() {
 }
 
 fn error_of(text: &str) -> String {
-    TrackMap::parse(text, "maps/bad.map").expect_err("malformed map").to_string()
+    TrackMap::parse(text, "maps/bad.map")
+        .expect_err("malformed map")
+        .to_string()
 }
 
 #[test]
 fn malformed_maps_name_file_line_and_problem() {
     let header = "drive d\nmethod m\ncapacity 20\n";
     let gap = format!("{header}0 10 0 0\n11 9 0 1\n");
-    assert!(error_of(&gap).starts_with("maps/bad.map:5:"), "{}", error_of(&gap));
+    assert!(
+        error_of(&gap).starts_with("maps/bad.map:5:"),
+        "{}",
+        error_of(&gap)
+    );
     assert!(error_of(&gap).contains("gap"));
     let overlap = format!("{header}0 10 0 0\n9 11 0 1\n");
     assert!(error_of(&overlap).contains("overlaps"));
@@ -57,6 +85,9 @@ fn malformed_maps_name_file_line_and_problem() {
 
 #[test]
 fn missing_file_is_named() {
-    let error = TrackMap::read(std::path::Path::new("/nonexistent/track.map")).expect_err("no file");
-    assert!(error.to_string().starts_with("/nonexistent/track.map:0: cannot read"));
+    let error =
+        TrackMap::read(std::path::Path::new("/nonexistent/track.map")).expect_err("no file");
+    assert!(error
+        .to_string()
+        .starts_with("/nonexistent/track.map:0: cannot read"));
 }

@@ -65,6 +65,9 @@ fn generator_covers_defects_and_slips() {
         }
     }
     println!("{remaps} remapped defects, {slips} slips in 200 layouts");
-    assert!(remaps >= 25, "only {remaps} remapped defects in 200 layouts");
+    assert!(
+        remaps >= 25,
+        "only {remaps} remapped defects in 200 layouts"
+    );
     assert!(slips >= 50, "only {slips} slips in 200 layouts");
 }

@@ -114,15 +114,36 @@ where
             .chain(done.clone().map(|(f, c)| (f, f + c as u64)))
             .filter(|r| r.0 < r.1)
     };
-    let seed = all()
+    // Plans have a handful of runs: work on a stack copy when they fit.
+    let mut local = [(0u64, 0u64); 8];
+    let mut count = 0;
+    for r in all() {
+        if count == local.len() {
+            count = usize::MAX;
+            break;
+        }
+        local[count] = r;
+        count += 1;
+    }
+    if count != usize::MAX {
+        return merge_slice(&local[..count], anchor);
+    }
+    let ranges: Vec<(u64, u64)> = all().collect();
+    merge_slice(&ranges, anchor)
+}
+
+fn merge_slice(ranges: &[(u64, u64)], anchor: u64) -> (u64, u64) {
+    let seed = ranges
+        .iter()
+        .copied()
         .find(|r| r.0 <= anchor && anchor < r.1)
-        .or_else(|| all().max_by_key(|r| r.1));
+        .or_else(|| ranges.iter().copied().max_by_key(|r| r.1));
     let Some(mut current) = seed else {
         return (anchor, anchor);
     };
     loop {
         let mut grown = false;
-        for r in all() {
+        for &r in ranges {
             let touches = r.0 <= current.1 && current.0 <= r.1;
             if touches && (r.0 < current.0 || r.1 > current.1) {
                 current = (current.0.min(r.0), current.1.max(r.1));

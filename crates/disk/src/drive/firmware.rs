@@ -31,6 +31,7 @@ pub struct Firmware {
     pub segments: usize,
     pub segment_sectors: u64,
     pub read_water_mark: f64,
+    pub write_water_mark: f64,
     pub water_mark_by_request: bool,
     pub read_ahead: ReadAheadMode,
     pub max_read_ahead: u64,
@@ -81,6 +82,7 @@ impl Firmware {
             segments: c.segments.max(1) as usize,
             segment_sectors: c.segment_sectors.max(1) as u64,
             read_water_mark: c.high_water_mark,
+            write_water_mark: c.low_water_mark,
             water_mark_by_request: c.watermark_by_request_size,
             read_ahead: if caching {
                 c.read_ahead
@@ -96,6 +98,17 @@ impl Firmware {
             immediate_read: spec.immediate_buffer_read || (c.read_any_free_blocks && caching),
             immediate_write: spec.immediate_buffer_write,
         }
+    }
+
+    /// Blocks of a write to have buffered before writing them (low water mark,
+    /// computed like the read mark).
+    pub fn write_water_mark_blocks(&self, request_blocks: u64) -> u64 {
+        let w = if self.water_mark_by_request {
+            (self.segment_sectors.min(request_blocks) as f64 * self.write_water_mark) as u64
+        } else {
+            (self.segment_sectors as f64 * self.write_water_mark).ceil() as u64
+        };
+        w.max(1).min(request_blocks.max(1))
     }
 
     /// Blocks that must be buffered before a read reconnects to the bus.

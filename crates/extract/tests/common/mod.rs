@@ -123,7 +123,8 @@ fn add_defects(rng: &mut Rng, spec: &mut ZonedLayoutSpec) {
 /// then finds no data sector on it to name them by (a documented limitation).
 fn has_fully_remapped_track(layout: &Layout) -> bool {
     layout.tracks().iter().any(|t| {
-        (t.first.0..t.end().0).all(|lbn| layout.is_remapped(spinstack_sim::units::Lbn(lbn)) == Ok(true))
+        (t.first.0..t.end().0)
+            .all(|lbn| layout.is_remapped(spinstack_sim::units::Lbn(lbn)) == Ok(true))
     })
 }
 
@@ -133,7 +134,9 @@ pub fn random_zoned(seed: u64) -> Option<LayoutSpec> {
     let mut rng = Rng::new(seed);
     let mut spec = random_zoned_spec(&mut rng);
     for z in 0..spec.zones.len() {
-        while Layout::new(&LayoutSpec::Zoned(spec.clone())).is_err() && !spec.zones[z].slips.is_empty() {
+        while Layout::new(&LayoutSpec::Zoned(spec.clone())).is_err()
+            && !spec.zones[z].slips.is_empty()
+        {
             spec.zones[z].slips.pop();
         }
     }
@@ -162,7 +165,9 @@ pub fn random_serpentine(seed: u64) -> Option<LayoutSpec> {
         spec.zones.push(SerpentineZoneSpec {
             first_cylinder: first,
             last_cylinder: next - 1,
-            sectors_per_track_by_surface: (0..surfaces).map(|_| range(&mut rng, 1, 40) as u32).collect(),
+            sectors_per_track_by_surface: (0..surfaces)
+                .map(|_| range(&mut rng, 1, 40) as u32)
+                .collect(),
         });
     }
     spec.cylinders = next;
