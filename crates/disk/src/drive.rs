@@ -31,11 +31,22 @@
 //! release that the validation figures come from), sneaky hits, preseeking levels
 //! above 0, minimum read-ahead above 0, the buffer stall when a read exceeds the
 //! segment before the host drains it, and overlap of one request's overheads with
-//! another's at queue depths above 1 (requests are served one after another).
+//! the bus use of a queued request's disconnect message while another request
+//! holds the bus.
 //!
-//! Requests are served one at a time (the drive's controller is serial); with a
-//! queue depth above one the next request is chosen FCFS or SPTF (shortest
-//! positioning time from where the arm will be) when the previous one completes.
+//! **Two resources at queue depth > 1.** The head/arm (HDA) and the host bus are
+//! separate: a read frees the HDA once its last block is in the buffer, a
+//! write-through write once its last block is on the media, so the next queued
+//! request (chosen FCFS or SPTF, shortest positioning time from where the arm will
+//! be, at that instant) seeks while the previous one's data and completion message
+//! are still crossing the bus. Its controller overhead counts from its arrival (or
+//! from the previous request's start, the controller taking commands in order);
+//! its media work starts at max(HDA free, overhead done) and its bus transfer
+//! waits until the previous completion message is sent (in-order delivery). A
+//! write-back write frees the HDA only at its completion (its media write is a
+//! background flush that the next request waits for anyway). At queue depth 1 a
+//! request arrives after the previous completion, when both resources are free, so
+//! nothing of this applies.
 
 mod cache;
 mod firmware;
@@ -46,7 +57,7 @@ pub mod power;
 use crate::layout::{Layout, LayoutError};
 use crate::spec::{DriveSpec, ReadAheadMode, SchedulingPolicy};
 use cache::{merge_ranges, Cache, SegmentState};
-use firmware::{bus_pipeline, BusPlan, Firmware};
+use firmware::{bus_pipeline_until, BusPlan, Firmware};
 use mechanics::{Mechanics, Picoseconds, PS_PER_NS};
 use media::{cut_at, AccessMode, Arm, Media, Run, Span, TrackStop};
 pub use power::{EnergyReport, PowerState};
@@ -115,8 +126,16 @@ pub struct Drive {
     /// Direction of the last completed request (DiskSim's `lastflags`).
     last_was_write: bool,
     queue: VecDeque<BlockRequest>,
-    /// The request being served and its completion, if any.
-    in_service: Option<Completion>,
+    /// Requests started and not yet reported, in completion order (the bus delivers
+    /// in order). With `queue`, at most `queue_depth + 1` requests (asserted).
+    in_service: VecDeque<Completion>,
+    /// When the HDA has finished the own media work of the last started request:
+    /// the next queued request may start then.
+    hda_free_ps: Picoseconds,
+    /// When the last started request's completion message has crossed the bus.
+    bus_free_ps: Picoseconds,
+    /// When the last request started (the controller takes commands in order).
+    last_start: Nanoseconds,
     power: power::PowerMeter,
     served: u64,
     /// Reused buffers (a run list from a finished job; per-block ready times).
@@ -150,7 +169,10 @@ impl Drive {
             job: None,
             last_was_write: false,
             queue: VecDeque::with_capacity(queue_depth),
-            in_service: None,
+            in_service: VecDeque::with_capacity(queue_depth + 1),
+            hda_free_ps: 0,
+            bus_free_ps: 0,
+            last_start: Nanoseconds::ZERO,
             power: power::PowerMeter::new(&spec.power),
             served: 0,
             spare_runs: Vec::new(),
@@ -227,9 +249,20 @@ impl Drive {
         Ok(())
     }
 
-    /// Start serving the next queued request at `now` if the drive is free.
+    /// When the HDA is free for the next queued request (rounded up to a whole
+    /// nanosecond), if one is queued.
+    fn next_start_time(&self) -> Option<Nanoseconds> {
+        if self.queue.is_empty() {
+            return None;
+        }
+        Some(Nanoseconds(
+            ((self.hda_free_ps.max(0) + PS_PER_NS - 1) / PS_PER_NS) as u64,
+        ))
+    }
+
+    /// Start serving the next queued request at `now` if the HDA is free by then.
     fn start_next(&mut self, now: Nanoseconds) {
-        if self.in_service.is_some() || self.queue.is_empty() {
+        if self.next_start_time().is_none_or(|t| t > now) {
             return;
         }
         let index = match self.policy {
@@ -239,7 +272,10 @@ impl Drive {
         let Some(request) = self.queue.remove(index) else {
             return;
         };
-        let start = now.max(request.arrival);
+        // The command's overhead runs from its arrival, the controller taking
+        // commands in order; its media and bus work wait for the HDA and the bus.
+        let start = request.arrival.max(self.last_start);
+        self.last_start = start;
         let completion = match self.serve(request, start) {
             Ok(c) => c,
             // The request was range-checked at submit; a layout failure here means
@@ -252,7 +288,11 @@ impl Drive {
                 breakdown: TimeBreakdown::default(),
             },
         };
-        self.in_service = Some(completion);
+        // In-order bus delivery makes completions monotone; keep the order anyway.
+        let at = self
+            .in_service
+            .partition_point(|c| c.done <= completion.done);
+        self.in_service.insert(at, completion);
     }
 
     fn sptf_choice(&self, now: Nanoseconds) -> usize {
@@ -280,10 +320,21 @@ impl Drive {
             Direction::Read => self.serve_read(&request, t0)?,
             Direction::Write => self.serve_write(&request, t0)?,
         };
+        self.hda_free_ps = self.hda_free_ps.max(outcome.hda_free_ps);
+        self.bus_free_ps = self.bus_free_ps.max(outcome.done_ps);
         self.last_was_write = request.direction == Direction::Write;
         self.served += 1;
         let done = Nanoseconds(((outcome.done_ps + PS_PER_NS - 1) / PS_PER_NS) as u64)
             .max(request.arrival);
+        let mut breakdown = outcome.breakdown;
+        // Overhead is the rest of the response time (see `TimeBreakdown`).
+        let b = &breakdown;
+        let accounted = b.seek.0
+            + b.rotational_latency.0
+            + b.head_switch.0
+            + b.media_transfer.0
+            + b.bus_transfer.0.saturating_sub(b.overlap.0);
+        breakdown.overhead = Nanoseconds((done - request.arrival).0.saturating_sub(accounted));
         let background_end = self.job.as_ref().map_or(0, |j| j.arm_after.free_ps);
         let busy_end = (background_end.max(outcome.done_ps) / PS_PER_NS) as u64;
         self.power.busy(start.0, busy_end);
@@ -291,7 +342,7 @@ impl Drive {
             request,
             done,
             cache_hit: outcome.cache_hit,
-            breakdown: outcome.breakdown,
+            breakdown,
         })
     }
 }
@@ -299,6 +350,8 @@ impl Drive {
 /// What serving one request produced.
 struct Outcome {
     done_ps: Picoseconds,
+    /// When the HDA finished this request's own media work (no later than done).
+    hda_free_ps: Picoseconds,
     cache_hit: bool,
     breakdown: TimeBreakdown,
 }
@@ -319,27 +372,47 @@ impl BlockDevice for Drive {
     }
     fn submit(&mut self, request: BlockRequest) -> Result<(), DeviceError> {
         self.check(&request)?;
-        if self.queue.len() >= self.queue_depth {
+        // One request may be in service beyond the queue's depth, as before the
+        // HDA and bus were separated.
+        if self.queue.len() + self.in_service.len() > self.queue_depth {
             return Err(DeviceError::QueueFull {
                 depth: self.queue_depth,
             });
         }
         self.queue.push_back(request);
-        assert!(self.queue.len() <= self.queue_depth, "drive queue bound");
+        assert!(
+            self.queue.len() + self.in_service.len() <= self.queue_depth + 1,
+            "drive queue bound"
+        );
         self.start_next(request.arrival);
         Ok(())
     }
     fn next_event_time(&self) -> Option<Nanoseconds> {
-        self.in_service.map(|c| c.done)
+        let done = self.in_service.front().map(|c| c.done);
+        match (done, self.next_start_time()) {
+            (Some(d), Some(s)) => Some(d.min(s)),
+            (d, s) => d.or(s),
+        }
     }
     fn advance(&mut self, now: Nanoseconds, completed: &mut Vec<Completion>) {
-        while let Some(c) = self.in_service {
-            if c.done > now {
-                break;
+        loop {
+            let done = self
+                .in_service
+                .front()
+                .map(|c| c.done)
+                .filter(|&d| d <= now);
+            let start = self.next_start_time().filter(|&s| s <= now);
+            match (done, start) {
+                (Some(d), Some(s)) if s < d => self.start_next(s),
+                (Some(d), _) => {
+                    if let Some(c) = self.in_service.pop_front() {
+                        completed.push(c);
+                    }
+                    self.start_next(d);
+                }
+                (None, Some(s)) => self.start_next(s),
+                (None, None) => break,
             }
-            completed.push(c);
-            self.in_service = None;
-            self.start_next(c.done);
         }
     }
 }

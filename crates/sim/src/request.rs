@@ -32,17 +32,31 @@ impl BlockRequest {
 }
 
 /// Where the time of one request went, as far as the layer that served it knows.
-/// Components overlap (bus transfer overlaps media transfer), so they need not add
-/// up to the response time; `overlap` says how much they overlap.
+/// Bus transfer overlaps media work, so the components add up to the response time
+/// as `overhead + seek + rotational_latency + head_switch + media_transfer +
+/// (bus_transfer - overlap)` (the drive model keeps this to rounding).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct TimeBreakdown {
+    /// Everything not in another component: controller overheads (command,
+    /// disconnect/reconnect, completion message), waits for the HDA or the bus
+    /// behind other requests at queue depth > 1, and waits for a flush.
     pub overhead: Nanoseconds,
+    /// The arm's move to the request's first track (including settle).
     pub seek: Nanoseconds,
+    /// Every rotational wait of the request's media work: before its first
+    /// sector, between its pieces on one track (a zero-latency access waiting for
+    /// the start of the track to come round, other sectors passing) and after a
+    /// track or cylinder switch until its next sector.
     pub rotational_latency: Nanoseconds,
+    /// Track and cylinder switches after the first positioning (and the first
+    /// positioning when it only changes the head).
     pub head_switch: Nanoseconds,
+    /// The request's own sectors passing under the head.
     pub media_transfer: Nanoseconds,
+    /// The request's data crossing the host bus (sectors × time per sector).
     pub bus_transfer: Nanoseconds,
-    /// Time during which media and bus transfer ran at once.
+    /// Bus transfer that ran while the request's media work was still going on
+    /// (at most `bus_transfer`).
     pub overlap: Nanoseconds,
 }
 

@@ -142,7 +142,19 @@ pub struct BusPlan {
 /// buffered. `ready[i]` is when block i *and every block before it* are buffered
 /// (non-decreasing). Returns (end of the
 /// last chunk, bus busy time).
+#[cfg(test)]
 pub fn bus_pipeline(ready: &[Picoseconds], plan: BusPlan) -> (Picoseconds, Picoseconds) {
+    let (end, busy, _) = bus_pipeline_until(ready, plan, Picoseconds::MAX);
+    (end, busy)
+}
+
+/// [`bus_pipeline`], also returning how much of the bus busy time fell before
+/// `until` (for the time breakdown: bus transfer overlapped with media work).
+pub fn bus_pipeline_until(
+    ready: &[Picoseconds],
+    plan: BusPlan,
+    until: Picoseconds,
+) -> (Picoseconds, Picoseconds, Picoseconds) {
     let n = ready.len();
     // A block can go only once it and every block before it are buffered.
     debug_assert!(
@@ -153,6 +165,7 @@ pub fn bus_pipeline(ready: &[Picoseconds], plan: BusPlan) -> (Picoseconds, Picos
     let mut sent = 0usize;
     let mut now = plan.connect_ps;
     let mut busy = 0;
+    let mut busy_before = 0;
     while sent < n {
         let mut avail = in_order[sent..].iter().take_while(|&&t| t <= now).count();
         if avail == 0 {
@@ -165,11 +178,13 @@ pub fn bus_pipeline(ready: &[Picoseconds], plan: BusPlan) -> (Picoseconds, Picos
             avail = in_order[sent..].iter().take_while(|&&t| t <= now).count();
         }
         let chunk = avail.max(1);
-        now += chunk as i64 * plan.per_block_ps;
-        busy += chunk as i64 * plan.per_block_ps;
+        let length = chunk as i64 * plan.per_block_ps;
+        busy_before += (until.min(now + length) - now).clamp(0, length);
+        now += length;
+        busy += length;
         sent += chunk;
     }
-    (now, busy)
+    (now, busy, busy_before)
 }
 
 /// When the first `water_mark` blocks (in LBN order) are all buffered.

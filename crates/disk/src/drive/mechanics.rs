@@ -70,7 +70,72 @@ pub enum SeekCurve {
         hpl: HplPs,
         first_ten_ps: [Picoseconds; 10],
     },
+    Published(PublishedSeek),
 }
+
+/// A data-sheet seek curve, t(d) = c + a·√(d−1) + b·(d−1) milliseconds for d ≥ 1:
+/// the acceleration-limited (square-root) and coast-limited (linear) terms of Lee &
+/// Katz and Ruemmler & Wilkes, with c the single-cylinder time.
+///
+/// `a` and `b` are solved from two constraints: t(N−1) = full stroke, and the mean
+/// of t over random seeks = average. A random seek has independent, uniform start
+/// and end cylinders among N, so distance d ≥ 1 has probability 2(N−d)/N²; the
+/// mean is taken over seeks that move (d ≥ 1, weights N−d), computed exactly by
+/// summing over every distance. If the solve gives a negative coefficient (an
+/// average too close to the single-cylinder or full-stroke time for both terms to
+/// be positive), that term is dropped and the other alone fits the average; the
+/// full-stroke time is then not met exactly.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct PublishedSeek {
+    pub single_cylinder_ms: f64,
+    /// Milliseconds per square root of a cylinder (`a`).
+    pub sqrt_ms: f64,
+    /// Milliseconds per cylinder (`b`).
+    pub per_cylinder_ms: f64,
+}
+
+impl PublishedSeek {
+    /// Fit the curve for a drive of `cylinders` cylinders.
+    pub fn fit(single: f64, average: f64, full: f64, cylinders: u32) -> PublishedSeek {
+        let n = f64::from(cylinders.max(3));
+        // Weighted sums over d = 1..N−1 with weight N − d, of √(d−1) and d−1.
+        let (mut weight, mut root, mut linear) = (0.0, 0.0, 0.0);
+        for d in 1..cylinders.max(3) {
+            let w = n - f64::from(d);
+            let x = f64::from(d - 1);
+            weight += w;
+            root += w * x.sqrt();
+            linear += w * x;
+        }
+        let (mean_root, mean_linear) = (root / weight, linear / weight);
+        let x_full = n - 2.0;
+        let (to_full, to_average) = (full - single, average - single);
+        let det = x_full.sqrt() * mean_linear - x_full * mean_root;
+        let mut a = (to_full * mean_linear - x_full * to_average) / det;
+        let mut b = (x_full.sqrt() * to_average - mean_root * to_full) / det;
+        if b < 0.0 {
+            b = 0.0;
+            a = to_average / mean_root;
+        } else if a < 0.0 {
+            a = 0.0;
+            b = to_average / mean_linear;
+        }
+        PublishedSeek {
+            single_cylinder_ms: single,
+            sqrt_ms: a.max(0.0),
+            per_cylinder_ms: b.max(0.0),
+        }
+    }
+
+    /// t(d) in milliseconds, for d ≥ 1.
+    pub fn time_ms(&self, d: u32) -> f64 {
+        let x = f64::from(d.saturating_sub(1));
+        self.single_cylinder_ms + self.sqrt_ms * x.sqrt() + self.per_cylinder_ms * x
+    }
+}
+
+/// Cylinders assumed for a `Published` curve before the layout's count is known.
+const NOMINAL_CYLINDERS: u32 = 10_000;
 
 /// HPL seek equation values in picoseconds.
 #[derive(Clone, Copy, Debug)]
@@ -164,28 +229,27 @@ impl SeekCurve {
         })
     }
 
-    /// A data-sheet drive: a piecewise-linear curve through single-cylinder (d = 1),
-    /// average (d = 1/3 of a nominal 10 000-cylinder stroke) and full stroke. The
-    /// cylinder count is not known here, so the curve is scaled later by the caller's
-    /// layout through `with_full_stroke`.
+    /// A data-sheet drive ([`PublishedSeek`]). The cylinder count is not known
+    /// here: the curve is fitted for a nominal count and refitted for the layout's
+    /// by `with_full_stroke`.
     fn published(single: f64, average: f64, full: f64) -> SeekCurve {
-        SeekCurve::Extracted {
-            distances: vec![0, 1, 3333, 10000],
-            times_ps: vec![0, ms_to_ps(single), ms_to_ps(average), ms_to_ps(full)],
-        }
+        SeekCurve::Published(PublishedSeek::fit(single, average, full, NOMINAL_CYLINDERS))
     }
 
-    /// Rescale a `Published` curve's distances so that full stroke is `cylinders - 1`.
+    /// Refit a `Published` curve so that full stroke is `cylinders - 1`.
     pub fn with_full_stroke(self, spec: &SeekSpec, cylinders: u32) -> SeekCurve {
-        match (spec, self) {
-            (SeekSpec::Published { .. }, SeekCurve::Extracted { times_ps, .. }) => {
-                let full = cylinders.saturating_sub(1).max(3);
-                SeekCurve::Extracted {
-                    distances: vec![0, 1, (full / 3).max(2), full],
-                    times_ps,
-                }
-            }
-            (_, curve) => curve,
+        match spec {
+            SeekSpec::Published {
+                single_cylinder_ms,
+                average_ms,
+                full_stroke_ms,
+            } => SeekCurve::Published(PublishedSeek::fit(
+                *single_cylinder_ms,
+                *average_ms,
+                *full_stroke_ms,
+                cylinders,
+            )),
+            _ => self,
         }
     }
 
@@ -210,6 +274,7 @@ impl SeekCurve {
                     hpl.equation(d as u64)
                 }
             }
+            SeekCurve::Published(p) => ms_to_ps(p.time_ms(d)),
         }
     }
 }
@@ -325,6 +390,62 @@ mod tests {
             c.seek_ps(11)
         );
         assert!((c.seek_ps(1000) - ms_to_ps(7.75 + 5.9)).abs() < 1000);
+    }
+
+    /// Mean of `curve` over random seeks that move, on `n` cylinders (weights n − d).
+    fn random_mean_ms(curve: &SeekCurve, n: u32) -> f64 {
+        let (mut sum, mut weight) = (0.0, 0.0);
+        for d in 1..n {
+            let w = f64::from(n - d);
+            sum += w * curve.seek_ps(d) as f64 / 1e9;
+            weight += w;
+        }
+        sum / weight
+    }
+
+    // Proves the published curve meets the data sheet's single-cylinder, random
+    // average and full-stroke figures within 1 %, for the catalog's Atlas 10K II
+    // figures and for a drive with few cylinders, and grows monotonically.
+    #[test]
+    fn published_curve_hits_the_three_figures() {
+        for (single, average, full, cylinders) in [
+            (0.8, 4.7, 10.0, 52_014),
+            (0.8, 4.5, 10.0, 2_000),
+            (0.6, 3.9, 8.0, 70_000),
+        ] {
+            let spec = SeekSpec::Published {
+                single_cylinder_ms: single,
+                average_ms: average,
+                full_stroke_ms: full,
+            };
+            let curve = SeekCurve::new(&spec)
+                .unwrap()
+                .with_full_stroke(&spec, cylinders);
+            let ms = |d: u32| curve.seek_ps(d) as f64 / 1e9;
+            let within = |got: f64, want: f64| (got - want).abs() <= 0.01 * want;
+            assert!(within(ms(1), single), "{cylinders}: t(1) = {}", ms(1));
+            assert!(
+                within(ms(cylinders - 1), full),
+                "{cylinders}: full {}",
+                ms(cylinders - 1)
+            );
+            let mean = random_mean_ms(&curve, cylinders);
+            assert!(within(mean, average), "{cylinders}: mean {mean}");
+            assert!((2..cylinders).all(|d| curve.seek_ps(d) >= curve.seek_ps(d - 1)));
+        }
+    }
+
+    // Proves the fallback when both terms cannot be positive: an average near the
+    // full-stroke time makes the linear term negative; it is dropped, the
+    // square-root term alone fits the average.
+    #[test]
+    fn published_curve_falls_back_to_square_root() {
+        let p = PublishedSeek::fit(1.0, 9.0, 10.0, 5_000);
+        assert_eq!(p.per_cylinder_ms, 0.0);
+        assert!(p.sqrt_ms > 0.0);
+        let curve = SeekCurve::Published(p);
+        let mean = random_mean_ms(&curve, 5_000);
+        assert!((mean - 9.0).abs() < 0.09, "mean {mean}");
     }
 
     // Proves extracted curves interpolate with truncating integer division and follow

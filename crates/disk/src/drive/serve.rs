@@ -26,6 +26,15 @@ const WRITE_WATER_MARK_GATES_MEDIA: bool = false;
 /// Per-block "in the buffer" time for a block already cached.
 const CACHED: Picoseconds = i64::MIN;
 
+/// When a request reaches the controller (`t0`, after its per-request overhead)
+/// and when the HDA is first free for it (`hda`: later than `t0` only for a
+/// request queued behind another's media work).
+#[derive(Clone, Copy, Debug)]
+struct Start {
+    t0: Picoseconds,
+    hda: Picoseconds,
+}
+
 impl Drive {
     /// Finish the background job if it is over by `t`.
     fn settle(&mut self, t: Picoseconds) {
@@ -102,6 +111,19 @@ impl Drive {
             self.merge_into(job.segment, cut.done.iter().copied(), job.anchor);
             self.arm = cut.arm;
             self.recycle(job.runs);
+        }
+    }
+
+    /// A request queued behind another's media work stops that request's
+    /// read-ahead before it begins: the firmware starts no prefetch while its queue
+    /// holds a request (DiskSim WD's stop condition, notes §4.3), so no head switch
+    /// or seek towards read-ahead tracks is spent at the instant the HDA frees.
+    fn stop_read_ahead_if_queued(&mut self, at: Start) {
+        if at.hda <= at.t0 {
+            return;
+        }
+        if let Some(job) = self.job.as_mut().filter(|j| j.kind == JobKind::Prefetch) {
+            job.limit = job.limit.min(job.planned_end);
         }
     }
 
@@ -328,11 +350,15 @@ impl Drive {
         req: &BlockRequest,
         t0: Picoseconds,
     ) -> Result<Outcome, LayoutError> {
-        self.grow_prefetch(t0)?;
-        self.settle(t0);
+        // A queued request reaches the HDA (and the cache's state) only once the
+        // previous request's media work is done.
+        let hda = t0.max(self.hda_free_ps);
+        self.stop_read_ahead_if_queued(Start { t0, hda });
+        self.grow_prefetch(hda)?;
+        self.settle(hda);
         let (lbn, end) = (req.lbn.0, req.end().0);
-        let hit = self.find_read_hit(lbn, end, t0);
-        let (index, flush_end) = self.place_read(lbn, end, t0, hit)?;
+        let hit = self.find_read_hit(lbn, end, hda);
+        let (index, flush_end) = self.place_read(lbn, end, Start { t0, hda }, hit)?;
         self.cache.touch(index);
         let mut ready = std::mem::take(&mut self.scratch_ready);
         ready.clear();
@@ -343,16 +369,22 @@ impl Drive {
             latest = latest.max(self.block_ready(index, b).unwrap_or(CACHED));
             ready.push(latest);
         }
-        let done_ps = self.read_transfer(&ready, hit, t0, flush_end);
+        let last_ready = ready.last().copied().filter(|&t| t != CACHED);
+        let hda_free_ps = last_ready.unwrap_or(t0).max(flush_end.unwrap_or(t0));
+        let (done_ps, overlap) = self.read_transfer(&ready, hit, t0, flush_end, hda_free_ps);
         self.scratch_ready = ready;
         let cache_hit = matches!(hit, Some((_, true)));
         let bus = self.firmware.bus_read_ps;
-        let breakdown = self.breakdown(lbn, end, t0, done_ps, bus, !cache_hit);
+        let mut breakdown = self.breakdown(lbn, end, t0, bus, !cache_hit);
+        if !cache_hit {
+            breakdown.overlap = ps_to_ns(overlap);
+        }
         if !self.firmware.caching {
             self.drop_after_use(index, done_ps);
         }
         Ok(Outcome {
             done_ps,
+            hda_free_ps,
             cache_hit,
             breakdown,
         })
@@ -364,9 +396,10 @@ impl Drive {
         &mut self,
         lbn: u64,
         end: u64,
-        t0: Picoseconds,
+        at: Start,
         hit: Option<(usize, bool)>,
     ) -> Result<(usize, Option<Picoseconds>), LayoutError> {
+        let Start { t0, hda } = at;
         let overhead_done = t0 + self.firmware.read_miss[self.last_was_write as usize];
         let active = self
             .job
@@ -374,7 +407,7 @@ impl Drive {
             .filter(|j| j.kind == JobKind::Prefetch)
             .map(|j| j.segment);
         match hit {
-            Some((s, true)) => self.full_hit(s, lbn, end, t0, active == Some(s)),
+            Some((s, true)) => self.full_hit(s, lbn, end, at, active == Some(s)),
             Some((s, false)) if active == Some(s) => {
                 // Inherit the running read-ahead: no new seek.
                 let limit = self.read_ahead_limit(lbn, end, self.cache.segments[s].start)?;
@@ -382,10 +415,10 @@ impl Drive {
                 Ok((s, None))
             }
             Some((s, false)) => {
-                self.cut_prefetch(t0);
-                let flush_end = self.wait_for_flush(t0);
+                self.cut_prefetch(hda);
+                let flush_end = self.wait_for_flush(hda);
                 let seg = self.cache.segments[s];
-                let start = self.media_start(t0, overhead_done, flush_end);
+                let start = self.media_start(at, overhead_done, flush_end);
                 let limit = self.read_ahead_limit(lbn, end, seg.start)?;
                 self.plan_read(s, seg.end, end, limit, start, false)?;
                 if let Some(j) = self.job.as_mut() {
@@ -394,11 +427,11 @@ impl Drive {
                 Ok((s, flush_end))
             }
             None => {
-                self.cut_prefetch(t0);
-                let flush_end = self.wait_for_flush(t0);
+                self.cut_prefetch(hda);
+                let flush_end = self.wait_for_flush(hda);
                 let s = self.segment_for_miss().unwrap_or_default();
                 self.cache.set(s, lbn, lbn, SegmentState::Empty);
-                let start = self.media_start(t0, overhead_done, flush_end);
+                let start = self.media_start(at, overhead_done, flush_end);
                 let limit = if self.firmware.caching {
                     self.read_ahead_limit(lbn, end, lbn)?
                 } else {
@@ -418,16 +451,17 @@ impl Drive {
         s: usize,
         lbn: u64,
         end: u64,
-        t0: Picoseconds,
+        at: Start,
         on_active: bool,
     ) -> Result<(usize, Option<Picoseconds>), LayoutError> {
+        let Start { t0, hda } = at;
         if on_active && self.firmware.read_ahead_on_idle_hit {
             let limit = self.read_ahead_limit(lbn, end, self.cache.segments[s].start)?;
             self.extend_prefetch(end, limit)?;
         } else if on_active {
-            self.cut_prefetch(t0);
+            self.cut_prefetch(hda);
         }
-        let flush_end = self.wait_for_flush(t0);
+        let flush_end = self.wait_for_flush(hda);
         if START_PREFETCH_ON_IDLE_HIT && self.job.is_none() && self.firmware.read_ahead_on_idle_hit
         {
             // An idle drive starts reading ahead of the hit.
@@ -435,7 +469,7 @@ impl Drive {
             let limit = self.read_ahead_limit(lbn, end, seg.start)?;
             if limit > seg.end {
                 let overhead_done = t0 + self.firmware.read_miss[self.last_was_write as usize];
-                let start = self.media_start(t0, overhead_done, flush_end);
+                let start = self.media_start(at, overhead_done, flush_end);
                 self.plan_read(s, seg.end, seg.end, limit, start, false)?;
                 if let Some(j) = self.job.as_mut() {
                     j.anchor = lbn;
@@ -455,27 +489,45 @@ impl Drive {
     }
 
     /// When new media work may start: after the overhead and any seek in flight
-    /// (DiskSim adds the two waits), or after a flush the request waited for.
+    /// (DiskSim adds the two waits), or after a flush the request waited for. A
+    /// queued request whose overhead ran while the HDA served the previous request
+    /// starts at the later of the two (they overlap).
     fn media_start(
         &self,
-        t0: Picoseconds,
+        at: Start,
         overhead_done: Picoseconds,
         flush_end: Option<Picoseconds>,
     ) -> Picoseconds {
+        let Start { t0, hda } = at;
         match flush_end {
             Some(f) => f.max(overhead_done),
+            None if hda > t0 => overhead_done.max(self.arm.free_ps).max(hda),
             None => t0 + (overhead_done - t0).max(0) + (self.arm.free_ps - t0).max(0),
         }
     }
 
-    /// The host transfer of a read and its completion message.
+    /// The earliest a request that reaches the controller at `t0` may connect to
+    /// the bus at `connect`: if the previous request still holds the bus (queue
+    /// depth > 1), after its completion message and a reselection.
+    fn bus_connect(&self, t0: Picoseconds, connect: Picoseconds) -> Picoseconds {
+        if self.bus_free_ps > t0 {
+            let fw = &self.firmware;
+            connect.max(self.bus_free_ps + fw.reselect_ps + fw.data_prep_ps)
+        } else {
+            connect
+        }
+    }
+
+    /// The host transfer of a read and its completion message: (completion, bus
+    /// time before `media_end`, i.e. overlapped with the media work).
     fn read_transfer(
         &self,
         ready: &[Picoseconds],
         hit: Option<(usize, bool)>,
         t0: Picoseconds,
         flush_end: Option<Picoseconds>,
-    ) -> Picoseconds {
+        media_end: Picoseconds,
+    ) -> (Picoseconds, Picoseconds) {
         let fw = &self.firmware;
         let last = self.last_was_write as usize;
         let reconnect = fw.reselect_ps + fw.data_prep_ps;
@@ -501,29 +553,33 @@ impl Drive {
             plan.connect_ps =
                 (t0 + fw.read_miss[last] + fw.read_disconnect[last]).max(need) + reconnect;
         }
-        let (end, _) = bus_pipeline(ready, plan);
-        end + fw.read_completion_ps
+        plan.connect_ps = self.bus_connect(t0, plan.connect_ps);
+        let (end, _, overlap) = bus_pipeline_until(ready, plan, media_end);
+        (end + fw.read_completion_ps, overlap)
     }
 
-    /// Where the time went, from the runs that carried the request's blocks.
+    /// Where the media time went, from the runs that carried the request's
+    /// blocks (see [`TimeBreakdown`] for the definitions). `overhead` and `overlap`
+    /// are left for the caller: overlap needs the bus timeline, and overhead is the
+    /// rest of the response time.
     fn breakdown(
         &self,
         lbn: u64,
         end: u64,
         t0: Picoseconds,
-        done: Picoseconds,
         bus_ps: Picoseconds,
         from_media: bool,
     ) -> TimeBreakdown {
-        let mut b = TimeBreakdown::default();
-        let n = (end - lbn) as i64;
-        b.bus_transfer = ps_to_ns(n * bus_ps);
+        let mut b = TimeBreakdown {
+            bus_transfer: ps_to_ns((end - lbn) as i64 * bus_ps),
+            ..TimeBreakdown::default()
+        };
         let Some(job) = self.job.as_ref().filter(|_| from_media) else {
-            b.overhead = ps_to_ns(done - t0 - n * bus_ps);
             return b;
         };
-        let mut media_blocks = 0i64;
-        let mut first = true;
+        let (mut seek, mut switch, mut rotation, mut media) = (0, 0, 0, 0);
+        // Where the head's time is accounted up to (None before the first run).
+        let mut cursor: Option<Picoseconds> = None;
         let mut last_track = None;
         for r in job
             .runs
@@ -535,33 +591,29 @@ impl Drive {
             // is not this request's.
             if last_track != Some(track) && r.positioning_start_ps >= t0 {
                 let positioning = r.arrive_ps - r.positioning_start_ps;
-                if first && r.moved_arm {
-                    b.seek = ps_to_ns(positioning);
+                if cursor.is_none() && r.moved_arm {
+                    seek += positioning;
                 } else {
-                    b.head_switch += ps_to_ns(positioning);
+                    switch += positioning;
                 }
-                if first {
-                    b.rotational_latency = ps_to_ns(r.start_ps - r.arrive_ps);
-                    b.overhead = ps_to_ns(r.positioning_start_ps - t0);
-                }
-                first = false;
+                cursor = Some(r.arrive_ps);
                 last_track = Some(track);
             }
+            // The request's part of the run; passing other sectors is a wait.
             let lo = r.first.max(lbn);
             let hi = r.end_lbn().min(end);
-            media_blocks += (hi - lo) as i64 * r.sector_ps;
+            let from = r.start_ps + (lo - r.first) as i64 * r.sector_ps;
+            let to = from + (hi - lo) as i64 * r.sector_ps;
+            if let Some(c) = cursor {
+                rotation += (from - c).max(0);
+            }
+            media += to - from;
+            cursor = Some(cursor.map_or(to, |c| c.max(to)));
         }
-        if first {
-            b.overhead = ps_to_ns(done - t0 - n * bus_ps);
-        }
-        b.media_transfer = ps_to_ns(media_blocks);
-        let sum = b.overhead.0
-            + b.seek.0
-            + b.rotational_latency.0
-            + b.head_switch.0
-            + b.media_transfer.0
-            + b.bus_transfer.0;
-        b.overlap = Nanoseconds(sum.saturating_sub(ps_to_ns(done - t0).0));
+        b.seek = ps_to_ns(seek);
+        b.head_switch = ps_to_ns(switch);
+        b.rotational_latency = ps_to_ns(rotation);
+        b.media_transfer = ps_to_ns(media);
         b
     }
 
@@ -570,12 +622,17 @@ impl Drive {
         req: &BlockRequest,
         t0: Picoseconds,
     ) -> Result<Outcome, LayoutError> {
-        self.grow_prefetch(t0)?;
-        self.settle(t0);
+        let at = Start {
+            t0,
+            hda: t0.max(self.hda_free_ps),
+        };
+        self.stop_read_ahead_if_queued(at);
+        self.grow_prefetch(at.hda)?;
+        self.settle(at.hda);
         if self.firmware.write_back {
-            self.serve_write_back(req, t0)
+            self.serve_write_back(req, at)
         } else {
-            self.serve_write_through(req, t0)
+            self.serve_write_through(req, at)
         }
     }
 
@@ -642,11 +699,8 @@ impl Drive {
         s
     }
 
-    fn serve_write_back(
-        &mut self,
-        req: &BlockRequest,
-        t0: Picoseconds,
-    ) -> Result<Outcome, LayoutError> {
+    fn serve_write_back(&mut self, req: &BlockRequest, at: Start) -> Result<Outcome, LayoutError> {
+        let Start { t0, hda } = at;
         let last = self.last_was_write as usize;
         let (lbn, n) = (req.lbn.0, req.sectors.0);
         let end = lbn + n;
@@ -663,7 +717,7 @@ impl Drive {
                 j.kind == JobKind::Flush && self.cache.segments[j.segment].end == lbn
             });
         if appending {
-            let connect = t0 + fw.write_hit[last] + dp;
+            let connect = self.bus_connect(t0, t0 + fw.write_hit[last] + dp);
             let data_ready = connect + n as i64 * bus;
             let mode = self.write_mode(connect, lbn, n, 0);
             if let Some(job) = self.job.as_mut() {
@@ -682,21 +736,22 @@ impl Drive {
                 self.cache.set(s, start, end, SegmentState::Dirty);
                 self.cache.touch(s);
             }
-            let breakdown = self.breakdown(lbn, end, t0, data_ready + completion, bus, false);
+            let breakdown = self.breakdown(lbn, end, t0, bus, false);
             return Ok(Outcome {
                 done_ps: data_ready + completion,
+                hda_free_ps: data_ready + completion,
                 cache_hit: true,
                 breakdown,
             });
         }
-        self.cut_prefetch(t0);
-        let flush_end = self.wait_for_flush(t0);
-        let mut connect = t0 + self.firmware.write_hit[last] + dp;
+        self.cut_prefetch(hda);
+        let flush_end = self.wait_for_flush(hda);
+        let mut connect = self.bus_connect(t0, t0 + self.firmware.write_hit[last] + dp);
         if let Some(f) = flush_end {
             connect = connect.max(f + reconnect);
         }
         let data_ready = connect + n as i64 * bus;
-        let start = self.media_start(t0, overhead_done, flush_end);
+        let start = self.media_start(at, overhead_done, flush_end);
         let s = self.segment_for_write(lbn, end, SegmentState::Dirty);
         let mut arm = self.arm;
         arm.free_ps = start;
@@ -720,9 +775,12 @@ impl Drive {
         });
         let done_ps = data_ready + completion;
         // The media write happens after completion: not part of the response.
-        let breakdown = self.breakdown(lbn, end, t0, done_ps, bus, false);
+        let breakdown = self.breakdown(lbn, end, t0, bus, false);
+        // The flush is background work the next request waits for (or appends
+        // to): the HDA counts as busy until the completion, as without overlap.
         Ok(Outcome {
             done_ps,
+            hda_free_ps: done_ps,
             cache_hit: true,
             breakdown,
         })
@@ -731,21 +789,22 @@ impl Drive {
     fn serve_write_through(
         &mut self,
         req: &BlockRequest,
-        t0: Picoseconds,
+        at: Start,
     ) -> Result<Outcome, LayoutError> {
+        let Start { t0, hda } = at;
         let last = self.last_was_write as usize;
         let (lbn, n) = (req.lbn.0, req.sectors.0);
         let end = lbn + n;
-        self.cut_prefetch(t0);
-        let flush_end = self.wait_for_flush(t0);
+        self.cut_prefetch(hda);
+        let flush_end = self.wait_for_flush(hda);
         let fw = &self.firmware;
         let overhead = fw.write_miss[last];
-        let connect = t0 + overhead + fw.data_prep_ps;
+        let connect = self.bus_connect(t0, t0 + overhead + fw.data_prep_ps);
         let data_ready = connect + n as i64 * fw.bus_write_ps;
         // DiskSim waives the minimum seek delay only for a write appended to a
         // stream in the same instant, which a write-through write never is.
         let min_first = fw.min_seek_delay_ps;
-        let start = self.media_start(t0, t0 + overhead, flush_end);
+        let start = self.media_start(at, t0 + overhead, flush_end);
         let mut arm = self.arm;
         arm.free_ps = start;
         let mode = self.write_mode(connect, lbn, n, min_first);
@@ -782,12 +841,15 @@ impl Drive {
             anchor: lbn,
             limit: end,
         });
-        let breakdown = self.breakdown(lbn, end, t0, done_ps, bus, true);
+        let mut breakdown = self.breakdown(lbn, end, t0, bus, true);
+        // Write data crossing the bus while the arm positions and writes.
+        breakdown.overlap = ps_to_ns((data_ready.min(media_end) - connect.max(start)).max(0));
         if let Some(job) = self.job.take() {
             self.arm = job.arm_after;
         }
         Ok(Outcome {
             done_ps,
+            hda_free_ps: media_end,
             cache_hit: false,
             breakdown,
         })

@@ -31,13 +31,22 @@ impl SectorGrid {
 
     /// `start + count * step`, adding the track gap once per full turn passed
     /// (DiskSim's `addmult`).
+    #[inline]
     pub fn add_steps(self, start: u32, count: u64, step: u32) -> u32 {
-        let sum = u128::from(start) + u128::from(count) * u128::from(step);
-        let turns = (sum >> 32) as u32;
-        (sum as u32).wrapping_add(turns.wrapping_mul(self.track_gap))
+        // With `count < 2^32` the sum is below `2^32 + (2^32 - 1)^2 < 2^64`, so
+        // 64-bit arithmetic is exact; the 128-bit path is for absurd counts.
+        let (low, turns) = if count <= u64::from(u32::MAX) {
+            let sum = u64::from(start) + count * u64::from(step);
+            (sum as u32, (sum >> 32) as u32)
+        } else {
+            let sum = u128::from(start) + u128::from(count) * u128::from(step);
+            (sum as u32, (sum >> 32) as u32)
+        };
+        low.wrapping_add(turns.wrapping_mul(self.track_gap))
     }
 
     /// `start + count` whole sectors.
+    #[inline]
     pub fn add_sectors(self, start: u32, count: u64) -> u32 {
         self.add_steps(start, count, self.sector_width)
     }
@@ -48,6 +57,7 @@ impl SectorGrid {
     }
 
     /// Angle of logical sector `sector` on a track whose sector 0 starts at `first`.
+    #[inline]
     pub fn sector_angle(self, first: u32, sector: u32) -> Angle {
         Angle(self.add_sectors(first, u64::from(sector)))
     }
@@ -68,5 +78,29 @@ mod tests {
         assert_eq!(grid.track_gap, 174);
         assert_eq!(grid.add_sectors(0, 428), 94 * 12_859_183);
         assert_eq!(grid.add_sectors(0, 333), 333 * 12_859_183);
+    }
+
+    // Proves the 64-bit fast path of `add_steps` agrees with exact 128-bit
+    // arithmetic at the edge of its range (count 2^32 - 1, largest step).
+    #[test]
+    fn add_steps_fast_path_is_exact() {
+        let exact = |grid: SectorGrid, start: u32, count: u64, step: u32| {
+            let sum = u128::from(start) + u128::from(count) * u128::from(step);
+            let turns = (sum >> 32) as u32;
+            (sum as u32).wrapping_add(turns.wrapping_mul(grid.track_gap))
+        };
+        for spt in [1u32, 7, 334, 1445, u32::MAX] {
+            let grid = SectorGrid::new(spt);
+            for count in [0u64, 1, 428, u64::from(u32::MAX), 1 << 32, u64::MAX] {
+                for (start, step) in [(0, 0), (u32::MAX, u32::MAX), (12_345, grid.sector_width)] {
+                    let got = grid.add_steps(start, count, step);
+                    assert_eq!(
+                        got,
+                        exact(grid, start, count, step),
+                        "{spt} {count} {start} {step}"
+                    );
+                }
+            }
+        }
     }
 }

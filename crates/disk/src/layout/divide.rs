@@ -11,7 +11,8 @@
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct Divisor {
     divisor: u64,
-    /// `ceil(2^64 / divisor)` when `2 <= divisor < 2^32`, else 0 (plain division).
+    /// `ceil(2^64 / divisor)` when `2 <= divisor < 2^32`, else 0 (plain
+    /// division, or none for a divisor of 1: the sector unit of most zones).
     reciprocal: u64,
 }
 
@@ -32,6 +33,7 @@ impl Divisor {
         }
     }
 
+    #[inline]
     pub fn get(self) -> u64 {
         self.divisor
     }
@@ -42,6 +44,8 @@ impl Divisor {
         if self.reciprocal != 0 && n < SMALL {
             let quotient = ((u128::from(n) * u128::from(self.reciprocal)) >> 64) as u64;
             (quotient, n - quotient * self.divisor)
+        } else if self.divisor == 1 {
+            (n, 0)
         } else {
             (n / self.divisor, n % self.divisor)
         }

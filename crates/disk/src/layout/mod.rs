@@ -19,6 +19,7 @@ mod sparing;
 mod zoned;
 
 use crate::spec::LayoutSpec;
+use angle::SectorGrid;
 use serde::{Deserialize, Serialize};
 use serpentine::SerpentineLayout;
 use spinstack_sim::units::{Lbn, Sectors};
@@ -60,6 +61,35 @@ impl TrackExtent {
     }
     pub fn contains(&self, lbn: Lbn) -> bool {
         lbn >= self.first && lbn < self.end()
+    }
+}
+
+/// One track's geometry from a single lookup ([`Layout::track_geometry`]):
+/// its LBN range, physical size and rotational position, so that the angle
+/// of any of its sectors needs no further lookup.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TrackGeometry {
+    /// The LBNs whose home is this track, as [`Layout::track_of`] gives them.
+    pub extent: TrackExtent,
+    /// Physical sectors on the track, as [`Layout::sectors_per_track`] gives them.
+    pub sectors_per_track: u32,
+    /// Angle at which logical sector 0 starts passing under the head.
+    pub first_angle: Angle,
+    grid: SectorGrid,
+}
+
+impl TrackGeometry {
+    /// The angle one sector spans: `floor(2^32 / sectors_per_track)`.
+    #[inline]
+    pub fn sector_width(&self) -> u32 {
+        self.grid.sector_width
+    }
+    /// Equals [`Layout::angle_of`] for `Pbn { cylinder, surface, sector }` of
+    /// this track; `sector` must be below `sectors_per_track`.
+    #[inline]
+    pub fn angle_of_sector(&self, sector: u32) -> Angle {
+        debug_assert!(sector < self.sectors_per_track);
+        self.grid.sector_angle(self.first_angle.0, sector)
     }
 }
 
@@ -126,6 +156,7 @@ impl Layout {
     }
     /// Where `lbn` is stored: its replacement sector if its home sector is a
     /// remapped defect. `sector` is the logical-order index on the track.
+    #[inline]
     pub fn lbn_to_pbn(&self, lbn: Lbn) -> Result<Pbn, LayoutError> {
         dispatch!(self, m => m.lbn_to_pbn(lbn))
     }
@@ -133,6 +164,7 @@ impl Layout {
         dispatch!(self, m => m.pbn_to_lbn(pbn))
     }
     /// Physical sectors on the track at (cylinder, surface), counting spares and slips.
+    #[inline]
     pub fn sectors_per_track(&self, cylinder: u32, surface: u32) -> Result<u32, LayoutError> {
         dispatch!(self, m => m.sectors_per_track(cylinder, surface))
     }
@@ -140,6 +172,7 @@ impl Layout {
     /// the count of LBNs on it. As in DiskSim, remapping is ignored: a remapped
     /// LBN belongs to its home (defective) track, whose LBN range stays
     /// contiguous; use [`Layout::is_remapped`] to learn that it lives elsewhere.
+    #[inline]
     pub fn track_of(&self, lbn: Lbn) -> Result<TrackExtent, LayoutError> {
         dispatch!(self, m => m.track_of(lbn))
     }
@@ -155,7 +188,14 @@ impl Layout {
         dispatch!(self, m => m.tracks())
     }
     /// Angle at which the physical sector starts passing under the head.
+    #[inline]
     pub fn angle_of(&self, pbn: Pbn) -> Result<Angle, LayoutError> {
         dispatch!(self, m => m.angle_of(pbn))
+    }
+    /// [`Layout::track_of`] plus the track's size and rotational position, in
+    /// one lookup: what a planner needs per track. Angles of the track's
+    /// sectors then come from [`TrackGeometry::angle_of_sector`].
+    pub fn track_geometry(&self, lbn: Lbn) -> Result<TrackGeometry, LayoutError> {
+        dispatch!(self, m => m.track_geometry(lbn))
     }
 }

@@ -25,7 +25,7 @@
 //! with DiskSim's gap-aware wrap so sector starts stay on the sector grid.
 
 use super::angle::SectorGrid;
-use super::{Angle, LayoutError, Pbn, SectorContent, TrackExtent};
+use super::{Angle, LayoutError, Pbn, SectorContent, TrackExtent, TrackGeometry};
 use crate::spec::SerpentineLayoutSpec;
 use spinstack_sim::units::{Lbn, Sectors};
 
@@ -164,6 +164,16 @@ impl SerpentineLayout {
 
     pub fn tracks(&self) -> Vec<TrackExtent> {
         self.tracks.iter().map(extent).collect()
+    }
+
+    pub fn track_geometry(&self, lbn: Lbn) -> Result<TrackGeometry, LayoutError> {
+        let track = self.track_of_lbn(lbn)?;
+        Ok(TrackGeometry {
+            extent: extent(track),
+            sectors_per_track: track.sectors_per_track,
+            first_angle: Angle(track.first_angle),
+            grid: SectorGrid::new(track.sectors_per_track),
+        })
     }
 
     pub fn angle_of(&self, pbn: Pbn) -> Result<Angle, LayoutError> {

@@ -161,6 +161,7 @@ impl SparingMap {
     }
 
     /// Slipped units strictly below `unit`.
+    #[inline]
     fn slips_below(&self, unit: u64) -> u64 {
         self.slips.partition_point(|&s| s < unit) as u64
     }
@@ -232,6 +233,7 @@ impl SparingMap {
     }
 
     /// The `good`-th (0-based) non-slipped unit of the zone.
+    #[inline]
     fn select_good(&self, good: u64) -> u64 {
         if self.slips.is_empty() {
             return good;
@@ -266,8 +268,18 @@ impl SparingMap {
     }
 
     /// The unit where virtual index `v` lives before defect remapping.
+    #[inline]
     pub fn home_unit(&self, v: u64) -> u64 {
         debug_assert!(v < self.total);
+        if self.regions == 1 {
+            // One region (schemes 1, 7, 9 and small zones): no carries, and
+            // the region's data fills its good units from unit 0.
+            return self.select_good(v);
+        }
+        self.home_unit_in_regions(v)
+    }
+
+    fn home_unit_in_regions(&self, v: u64) -> u64 {
         let region = self.region_of_virtual(v);
         if self.slips.is_empty() {
             // No slips, hence no carries: slots fill each region from its start.
@@ -325,9 +337,15 @@ impl SparingMap {
     }
 
     /// Virtual indices whose home unit is below `unit` (`unit <= zone_units`).
+    #[inline]
     pub fn virtual_below(&self, unit: u64) -> u64 {
         if unit >= self.zone_units {
             return self.total;
+        }
+        if self.regions == 1 {
+            // The general case below with region 0: it starts at virtual 0
+            // and ends at `total`, and no unit is slipped below unit 0.
+            return (unit - self.slips_below(unit)).min(self.total);
         }
         let region = self.region_of_unit(unit);
         let rel = unit - self.slips_below(unit) - self.good_before_region(region);

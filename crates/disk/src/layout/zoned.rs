@@ -41,7 +41,7 @@
 use super::angle::SectorGrid;
 use super::divide::Divisor;
 use super::sparing::{RegionShape, SparingMap, UnitContent};
-use super::{Angle, LayoutError, Pbn, SectorContent, TrackExtent};
+use super::{Angle, LayoutError, Pbn, SectorContent, TrackExtent, TrackGeometry};
 use crate::spec::{SparingScheme, SurfaceOrder, ZoneSpec, ZonedLayoutSpec};
 use spinstack_sim::units::{Lbn, Sectors};
 
@@ -78,11 +78,33 @@ pub(crate) struct ZonedLayout {
     surface_order: SurfaceOrder,
     scheme: SparingScheme,
     zones: Vec<Zone>,
-    /// First LBN of each zone, in zone order, for binary search.
+    /// First LBN of each zone, in zone order (sorted), for [`at_or_below`].
     zone_first_lbns: Vec<u64>,
-    /// (first cylinder, zone index), sorted by cylinder.
-    zones_by_cylinder: Vec<(u32, usize)>,
+    /// First cylinder of each zone, sorted, for [`at_or_below`]; the zone
+    /// index of each entry is in `zone_by_first_cylinder`.
+    first_cylinders: Vec<u32>,
+    zone_by_first_cylinder: Vec<usize>,
     capacity: u64,
+}
+
+/// A PBN resolved to its zone: zone-relative cylinder and logical surface.
+struct TrackAddress<'a> {
+    zone: &'a Zone,
+    cylinder: u64,
+    index: u64,
+}
+
+/// How many entries of the sorted `keys` are at or below `key` (a partition
+/// point). Real drives have a few dozen zones: a branch-free count over them
+/// beats a binary search whose branches mispredict on random addresses.
+#[inline]
+fn at_or_below<T: Copy + Ord>(keys: &[T], key: T) -> usize {
+    const LINEAR_MAX: usize = 64;
+    if keys.len() <= LINEAR_MAX {
+        keys.iter().map(|&k| usize::from(k <= key)).sum()
+    } else {
+        keys.partition_point(|&k| k <= key)
+    }
 }
 
 impl ZonedLayout {
@@ -116,7 +138,8 @@ impl ZonedLayout {
             scheme: spec.sparing,
             zone_first_lbns: zones.iter().map(|z| z.first_lbn).collect(),
             zones,
-            zones_by_cylinder,
+            first_cylinders: zones_by_cylinder.iter().map(|&(c, _)| c).collect(),
+            zone_by_first_cylinder: zones_by_cylinder.iter().map(|&(_, z)| z).collect(),
             capacity: next_lbn,
         })
     }
@@ -131,6 +154,7 @@ impl ZonedLayout {
         self.surfaces
     }
 
+    #[inline]
     fn zone_of_lbn(&self, lbn: Lbn) -> Result<&Zone, LayoutError> {
         if lbn.0 >= self.capacity {
             return Err(LayoutError::LbnOutOfRange {
@@ -140,23 +164,20 @@ impl ZonedLayout {
         }
         // The last zone starting at or before the LBN; empty zones share their
         // successor's first LBN and are skipped by taking the last match.
-        let index = self
-            .zone_first_lbns
-            .partition_point(|&first| first <= lbn.0)
-            - 1;
+        let index = at_or_below(&self.zone_first_lbns, lbn.0) - 1;
         Ok(&self.zones[index])
     }
 
+    #[inline]
     fn zone_of_cylinder(&self, cylinder: u32) -> Option<&Zone> {
-        let i = self
-            .zones_by_cylinder
-            .partition_point(|&(first, _)| first <= cylinder);
-        let zone = &self.zones[self.zones_by_cylinder.get(i.checked_sub(1)?)?.1];
+        let i = at_or_below(&self.first_cylinders, cylinder).checked_sub(1)?;
+        let zone = &self.zones[self.zone_by_first_cylinder[i]];
         (cylinder <= zone.last_cylinder).then_some(zone)
     }
 
     /// The head that logical surface `index` of `cylinder` lands on (§2.3);
     /// the map is its own inverse.
+    #[inline]
     fn head_of(&self, zone: &Zone, cylinder: u32, index: u32) -> u32 {
         let reversed = match self.surface_order {
             SurfaceOrder::Fixed => false,
@@ -170,6 +191,7 @@ impl ZonedLayout {
         }
     }
 
+    #[inline]
     fn pbn_of_position(&self, zone: &Zone, position: u64) -> Pbn {
         let (cylinder, in_cylinder) = zone.cylinder_sectors.div_rem(position);
         let (index, sector) = zone.track_sectors.div_rem(in_cylinder);
@@ -187,18 +209,31 @@ impl ZonedLayout {
             .div_rem(lbn.0 - zone.first_lbn + zone.empty_front_sectors)
     }
 
+    /// The zone, zone-relative cylinder and logical surface of a PBN,
+    /// checking every field.
+    #[inline]
+    fn address_of_pbn(&self, pbn: Pbn) -> Result<TrackAddress<'_>, LayoutError> {
+        let zone = match self.zone_of_cylinder(pbn.cylinder) {
+            Some(zone) if pbn.surface < self.surfaces && pbn.sector < zone.sectors_per_track => {
+                zone
+            }
+            _ => return Err(LayoutError::PbnOutOfRange { pbn }),
+        };
+        Ok(TrackAddress {
+            zone,
+            cylinder: u64::from(pbn.cylinder - zone.first_cylinder),
+            index: u64::from(self.head_of(zone, pbn.cylinder, pbn.surface)),
+        })
+    }
+
     /// The zone and zone-relative position of a PBN, checking every field.
     fn position_of_pbn(&self, pbn: Pbn) -> Result<(&Zone, u64), LayoutError> {
-        let out_of_range = LayoutError::PbnOutOfRange { pbn };
-        let zone = self
-            .zone_of_cylinder(pbn.cylinder)
-            .ok_or(out_of_range.clone())?;
-        if pbn.surface >= self.surfaces || pbn.sector >= zone.sectors_per_track {
-            return Err(out_of_range);
-        }
+        let TrackAddress {
+            zone,
+            cylinder,
+            index,
+        } = self.address_of_pbn(pbn)?;
         let spt = u64::from(zone.sectors_per_track);
-        let index = u64::from(self.head_of(zone, pbn.cylinder, pbn.surface));
-        let cylinder = u64::from(pbn.cylinder - zone.first_cylinder);
         let position = (cylinder * u64::from(self.surfaces) + index) * spt + u64::from(pbn.sector);
         Ok((zone, position))
     }
@@ -249,16 +284,49 @@ impl ZonedLayout {
     }
 
     pub fn track_of(&self, lbn: Lbn) -> Result<TrackExtent, LayoutError> {
+        self.home_track(lbn).map(|(_, _, extent)| extent)
+    }
+
+    /// The zone of `lbn`, the zone-relative number of its home track, and
+    /// that track's extent.
+    #[inline]
+    fn home_track(&self, lbn: Lbn) -> Result<(&Zone, u64, TrackExtent), LayoutError> {
         let zone = self.zone_of_lbn(lbn)?;
         let (unit, offset) = Self::virtual_unit(zone, lbn);
         let position = zone.sparing.home_unit(unit) * zone.unit_sectors.get() + offset;
         let track = zone.track_sectors.div(position);
         let extent = self.track_extent(zone, track);
         debug_assert!(extent.is_some_and(|e| e.contains(lbn)));
-        extent.ok_or_else(|| LayoutError::Invalid(format!("{lbn}: home track holds no LBN")))
+        match extent {
+            Some(extent) => Ok((zone, track, extent)),
+            None => Err(LayoutError::Invalid(format!(
+                "{lbn}: home track holds no LBN"
+            ))),
+        }
+    }
+
+    /// [`ZonedLayout::track_of`], the track's size and the angle of its
+    /// sector 0, from one zone lookup.
+    pub fn track_geometry(&self, lbn: Lbn) -> Result<TrackGeometry, LayoutError> {
+        let (zone, track, extent) = self.home_track(lbn)?;
+        let in_zone = track * u64::from(zone.sectors_per_track);
+        let (cylinder, in_cylinder) = zone.cylinder_sectors.div_rem(in_zone);
+        let index = zone.track_sectors.div(in_cylinder);
+        let address = TrackAddress {
+            zone,
+            cylinder,
+            index,
+        };
+        Ok(TrackGeometry {
+            extent,
+            sectors_per_track: zone.sectors_per_track,
+            first_angle: Angle(self.first_angle(&address)),
+            grid: zone.grid,
+        })
     }
 
     /// The LBNs whose home is zone-relative track `track`, if any.
+    #[inline]
     fn track_extent(&self, zone: &Zone, track: u64) -> Option<TrackExtent> {
         let spt = u64::from(zone.sectors_per_track);
         let unit = zone.unit_sectors;
@@ -291,11 +359,21 @@ impl ZonedLayout {
     /// cylinder skew per cylinder switch since the zone start, one sector per
     /// earlier slip for schemes 2 and 3, then the sector itself.
     pub fn angle_of(&self, pbn: Pbn) -> Result<Angle, LayoutError> {
-        let (zone, position) = self.position_of_pbn(pbn)?;
+        let address = self.address_of_pbn(pbn)?;
+        let first = self.first_angle(&address);
+        Ok(address.zone.grid.sector_angle(first, pbn.sector))
+    }
+
+    /// The angle where logical sector 0 of a track starts (§2.5, see `angle_of`).
+    #[inline]
+    fn first_angle(&self, address: &TrackAddress) -> u32 {
+        let &TrackAddress {
+            zone,
+            cylinder,
+            index,
+        } = address;
         let spt = u64::from(zone.sectors_per_track);
         let surfaces = u64::from(self.surfaces);
-        let cylinder = u64::from(pbn.cylinder - zone.first_cylinder);
-        let index = (position / spt) % surfaces;
         let grid = zone.grid;
         let mut angle = zone.first_block_angle;
         angle = grid.add_steps(
@@ -309,11 +387,14 @@ impl ZonedLayout {
             SparingScheme::SectorsPerTrack => Some((cylinder * surfaces + index) * spt),
             _ => None,
         };
-        if let Some(cutoff) = cutoff {
-            let earlier = zone.sparing.slips().partition_point(|&s| s < cutoff);
-            angle = grid.add_sectors(angle, earlier as u64);
+        let slips = zone.sparing.slips();
+        match cutoff {
+            Some(cutoff) if !slips.is_empty() => {
+                let earlier = slips.partition_point(|&s| s < cutoff);
+                grid.add_sectors(angle, earlier as u64)
+            }
+            _ => angle,
         }
-        Ok(grid.sector_angle(angle, pbn.sector))
     }
 }
 

@@ -1,0 +1,137 @@
+//! Layout lookup cost on the catalog's Atlas 10K (24 zones, 64 slips): each
+//! benchmark resolves 4096 random LBNs, the access pattern of random 4 KiB reads,
+//! through one query. `track_geometry` replaces the planner's `track_of` +
+//! `sectors_per_track` + `angle_of` sequence with one zone lookup.
+
+use spinstack_disk::layout::{Layout, Pbn};
+use spinstack_sim::units::Lbn;
+
+fn main() {
+    divan::main();
+}
+
+const LOOKUPS: usize = 4096;
+
+/// The Atlas 10K layout and `LOOKUPS` random LBNs from a fixed seed (SplitMix64).
+fn setup() -> (Layout, Vec<Lbn>) {
+    let spec = spinstack_disk::catalog::get("atlas10k").expect("catalog has atlas10k");
+    let layout = Layout::new(&spec.layout).expect("atlas10k layout builds");
+    let capacity = layout.capacity().0;
+    let mut state = 7u64;
+    let lbns = (0..LOOKUPS)
+        .map(|_| {
+            state = state.wrapping_add(0x9E37_79B9_7F4A_7C15);
+            let mut z = state;
+            z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+            z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+            Lbn((z ^ (z >> 31)) % capacity)
+        })
+        .collect();
+    (layout, lbns)
+}
+
+#[divan::bench]
+fn track_of(bencher: divan::Bencher) {
+    let (layout, lbns) = setup();
+    bencher
+        .counter(divan::counter::ItemsCount::new(LOOKUPS))
+        .bench(|| {
+            lbns.iter()
+                .map(|&l| layout.track_of(l).expect("in range").sectors.0)
+                .sum::<u64>()
+        });
+}
+
+#[divan::bench]
+fn lbn_to_pbn(bencher: divan::Bencher) {
+    let (layout, lbns) = setup();
+    bencher
+        .counter(divan::counter::ItemsCount::new(LOOKUPS))
+        .bench(|| {
+            lbns.iter()
+                .map(|&l| layout.lbn_to_pbn(l).expect("in range").sector)
+                .sum::<u32>()
+        });
+}
+
+#[divan::bench]
+fn angle_of(bencher: divan::Bencher) {
+    let (layout, lbns) = setup();
+    let pbns: Vec<Pbn> = lbns
+        .iter()
+        .map(|&l| layout.lbn_to_pbn(l).expect("in range"))
+        .collect();
+    bencher
+        .counter(divan::counter::ItemsCount::new(LOOKUPS))
+        .bench(|| {
+            pbns.iter()
+                .map(|&p| layout.angle_of(p).expect("valid").0)
+                .fold(0u32, u32::wrapping_add)
+        });
+}
+
+#[divan::bench]
+fn sectors_per_track(bencher: divan::Bencher) {
+    let (layout, lbns) = setup();
+    let pbns: Vec<Pbn> = lbns
+        .iter()
+        .map(|&l| layout.lbn_to_pbn(l).expect("in range"))
+        .collect();
+    bencher
+        .counter(divan::counter::ItemsCount::new(LOOKUPS))
+        .bench(|| {
+            pbns.iter()
+                .map(|&p| {
+                    layout
+                        .sectors_per_track(p.cylinder, p.surface)
+                        .expect("valid")
+                })
+                .sum::<u32>()
+        });
+}
+
+/// What the planner does per track today: extent, size, then two sector angles.
+#[divan::bench]
+fn planner_sequence_separate(bencher: divan::Bencher) {
+    let (layout, lbns) = setup();
+    bencher
+        .counter(divan::counter::ItemsCount::new(LOOKUPS))
+        .bench(|| {
+            let mut sum = 0u32;
+            for &l in &lbns {
+                let track = layout.track_of(l).expect("in range");
+                let spt = layout
+                    .sectors_per_track(track.cylinder, track.surface)
+                    .expect("valid");
+                let sector = (l.0 - track.first.0) as u32;
+                for s in [sector, (sector + 7).min(spt - 1)] {
+                    let pbn = Pbn {
+                        cylinder: track.cylinder,
+                        surface: track.surface,
+                        sector: s,
+                    };
+                    sum = sum.wrapping_add(layout.angle_of(pbn).expect("valid").0);
+                }
+            }
+            sum
+        });
+}
+
+/// The same answers from one `track_geometry` lookup.
+#[divan::bench]
+fn planner_sequence_geometry(bencher: divan::Bencher) {
+    let (layout, lbns) = setup();
+    bencher
+        .counter(divan::counter::ItemsCount::new(LOOKUPS))
+        .bench(|| {
+            let mut sum = 0u32;
+            for &l in &lbns {
+                let track = layout.track_geometry(l).expect("in range");
+                let sector = (l.0 - track.extent.first.0) as u32;
+                for s in [sector, (sector + 7).min(track.sectors_per_track - 1)] {
+                    sum = sum.wrapping_add(track.angle_of_sector(s).0);
+                }
+            }
+            sum
+        });
+}
