@@ -30,9 +30,8 @@
 //! dedicated write segment and extra-write-disconnect trigger (absent in the WD
 //! release that the validation figures come from), sneaky hits, preseeking levels
 //! above 0, minimum read-ahead above 0, the buffer stall when a read exceeds the
-//! segment before the host drains it, and overlap of one request's overheads with
-//! the bus use of a queued request's disconnect message while another request
-//! holds the bus.
+//! segment before the host drains it, and the bus use of a queued request's
+//! disconnect message while another request holds the bus.
 //!
 //! **Two resources at queue depth > 1.** The head/arm (HDA) and the host bus are
 //! separate: a read frees the HDA once its last block is in the buffer, a
@@ -44,9 +43,15 @@
 //! its media work starts at max(HDA free, overhead done) and its bus transfer
 //! waits until the previous completion message is sent (in-order delivery). A
 //! write-back write frees the HDA only at its completion (its media write is a
-//! background flush that the next request waits for anyway). At queue depth 1 a
-//! request arrives after the previous completion, when both resources are free, so
-//! nothing of this applies.
+//! background flush that the next request waits for anyway). A request queued at
+//! the instant the HDA frees stops the previous read's read-ahead before it
+//! begins. At queue depth 1 a request arrives after the previous completion, when
+//! both resources are free, so nothing of this applies (timing is unchanged).
+//!
+//! **Time breakdown** (`TimeBreakdown`): seek, head switches, every rotational
+//! wait and the request's own sectors come from the media runs; the overlap is the
+//! bus time spent before the media work ended; overhead is the rest of the
+//! response time, so the components add up to it.
 
 mod cache;
 mod firmware;

@@ -78,14 +78,24 @@ pub(crate) struct ZonedLayout {
     surface_order: SurfaceOrder,
     scheme: SparingScheme,
     zones: Vec<Zone>,
-    /// First LBN of each zone, in zone order (sorted), for [`at_or_below`].
+    /// First LBN of each zone, in zone order (sorted).
     zone_first_lbns: Vec<u64>,
-    /// First cylinder of each zone, sorted, for [`at_or_below`]; the zone
-    /// index of each entry is in `zone_by_first_cylinder`.
-    first_cylinders: Vec<u32>,
-    zone_by_first_cylinder: Vec<usize>,
+    /// Zone index of every cylinder ([`NO_ZONE`] between zones): one load
+    /// instead of a search on every PBN query.
+    zone_by_cylinder: Vec<u16>,
+    /// The last zone starting at or before LBN `bucket << lbn_bucket_shift`,
+    /// for each bucket: a zone lookup starts there and steps forward at most
+    /// over the zones starting inside the bucket.
+    zone_by_lbn_bucket: Vec<u16>,
+    lbn_bucket_shift: u32,
     capacity: u64,
 }
+
+/// `zone_by_cylinder` entry of a cylinder that no zone covers.
+const NO_ZONE: u16 = u16::MAX;
+/// Target number of LBN buckets: a few per zone keeps the forward step short
+/// while the table (2 bytes a bucket) stays in the L1 cache.
+const LBN_BUCKETS: u64 = 4096;
 
 /// A PBN resolved to its zone: zone-relative cylinder and logical surface.
 struct TrackAddress<'a> {
@@ -94,17 +104,40 @@ struct TrackAddress<'a> {
     index: u64,
 }
 
-/// How many entries of the sorted `keys` are at or below `key` (a partition
-/// point). Real drives have a few dozen zones: a branch-free count over them
-/// beats a binary search whose branches mispredict on random addresses.
-#[inline]
-fn at_or_below<T: Copy + Ord>(keys: &[T], key: T) -> usize {
-    const LINEAR_MAX: usize = 64;
-    if keys.len() <= LINEAR_MAX {
-        keys.iter().map(|&k| usize::from(k <= key)).sum()
-    } else {
-        keys.partition_point(|&k| k <= key)
+/// The lookup tables from zones to cylinders and LBN buckets.
+struct ZoneTables {
+    zone_by_cylinder: Vec<u16>,
+    zone_by_lbn_bucket: Vec<u16>,
+    lbn_bucket_shift: u32,
+}
+
+fn zone_tables(zones: &[Zone], cylinders: u32, capacity: u64) -> Result<ZoneTables, LayoutError> {
+    if zones.len() >= usize::from(NO_ZONE) {
+        return Err(LayoutError::Invalid(format!(
+            "{} zones; at most {} are supported",
+            zones.len(),
+            NO_ZONE - 1
+        )));
     }
+    let mut zone_by_cylinder = vec![NO_ZONE; cylinders as usize];
+    for (index, zone) in zones.iter().enumerate() {
+        let span = zone.first_cylinder as usize..=zone.last_cylinder as usize;
+        zone_by_cylinder[span].fill(index as u16);
+    }
+    let lbn_bucket_shift = (capacity / LBN_BUCKETS).max(1).ilog2();
+    let first_lbns: Vec<u64> = zones.iter().map(|z| z.first_lbn).collect();
+    let buckets = capacity.div_ceil(1 << lbn_bucket_shift);
+    let zone_by_lbn_bucket = (0..buckets)
+        .map(|bucket| {
+            let start = bucket << lbn_bucket_shift;
+            (first_lbns.partition_point(|&first| first <= start) - 1) as u16
+        })
+        .collect();
+    Ok(ZoneTables {
+        zone_by_cylinder,
+        zone_by_lbn_bucket,
+        lbn_bucket_shift,
+    })
 }
 
 impl ZonedLayout {
@@ -122,24 +155,21 @@ impl ZonedLayout {
             next_lbn += built.lbns;
             zones.push(built);
         }
-        let mut zones_by_cylinder: Vec<(u32, usize)> = zones
+        let cylinders = zones
             .iter()
-            .enumerate()
-            .map(|(i, z)| (z.first_cylinder, i))
-            .collect();
-        zones_by_cylinder.sort_unstable();
+            .map(|z| z.last_cylinder + 1)
+            .fold(spec.cylinders, u32::max);
+        let tables = zone_tables(&zones, cylinders, next_lbn)?;
         Ok(ZonedLayout {
             surfaces: spec.surfaces,
-            cylinders: zones
-                .iter()
-                .map(|z| z.last_cylinder + 1)
-                .fold(spec.cylinders, u32::max),
+            cylinders,
             surface_order: spec.surface_order,
             scheme: spec.sparing,
             zone_first_lbns: zones.iter().map(|z| z.first_lbn).collect(),
             zones,
-            first_cylinders: zones_by_cylinder.iter().map(|&(c, _)| c).collect(),
-            zone_by_first_cylinder: zones_by_cylinder.iter().map(|&(_, z)| z).collect(),
+            zone_by_cylinder: tables.zone_by_cylinder,
+            zone_by_lbn_bucket: tables.zone_by_lbn_bucket,
+            lbn_bucket_shift: tables.lbn_bucket_shift,
             capacity: next_lbn,
         })
     }
@@ -164,15 +194,21 @@ impl ZonedLayout {
         }
         // The last zone starting at or before the LBN; empty zones share their
         // successor's first LBN and are skipped by taking the last match.
-        let index = at_or_below(&self.zone_first_lbns, lbn.0) - 1;
+        let bucket = (lbn.0 >> self.lbn_bucket_shift) as usize;
+        let mut index = usize::from(self.zone_by_lbn_bucket[bucket]);
+        let firsts = &self.zone_first_lbns;
+        while index + 1 < firsts.len() && firsts[index + 1] <= lbn.0 {
+            index += 1;
+        }
         Ok(&self.zones[index])
     }
 
     #[inline]
     fn zone_of_cylinder(&self, cylinder: u32) -> Option<&Zone> {
-        let i = at_or_below(&self.first_cylinders, cylinder).checked_sub(1)?;
-        let zone = &self.zones[self.zone_by_first_cylinder[i]];
-        (cylinder <= zone.last_cylinder).then_some(zone)
+        match *self.zone_by_cylinder.get(cylinder as usize)? {
+            NO_ZONE => None,
+            index => Some(&self.zones[usize::from(index)]),
+        }
     }
 
     /// The head that logical surface `index` of `cylinder` lands on (§2.3);
