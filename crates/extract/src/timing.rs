@@ -59,7 +59,7 @@ pub struct TimingOptions {
 impl Default for TimingOptions {
     fn default() -> Self {
         TimingOptions {
-            min_samples: 3,
+            min_samples: 2,
             max_samples: 15,
             confidence_sigmas: 4.5,
             regions: 16,
@@ -73,6 +73,8 @@ impl Default for TimingOptions {
 pub struct TimingExtraction {
     pub map: TrackMap,
     pub boundary_tests: u64,
+    /// Interior tests: one per accepted track, plus one per corrected end.
+    pub interior_tests: u64,
     pub revolution: Nanoseconds,
     /// Same-track δ and the decision threshold, as calibrated.
     pub same_track_delta: Nanoseconds,
@@ -123,7 +125,54 @@ struct Tester<'p, P: Probe + ?Sized> {
     capacity: u64,
     calibration: Calibration,
     tests: u64,
+    interior_tests: u64,
     smallest_crossing_ns: f64,
+}
+
+/// What the interior test says of a hypothesised track.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Interior {
+    /// Confidently no boundary inside.
+    Free,
+    /// Confidently a boundary between `from` and `to` (some pair x, x+1 there).
+    Boundary { from: u64, to: u64 },
+    /// The samples ran out before the confidence was reached.
+    Undecided,
+}
+
+/// Segments the interior test divides a track into: each segment's angle must
+/// stay below a revolution with a skew added, and the median slope must survive
+/// two segments that hold boundaries.
+const INTERIOR_SEGMENTS: u64 = 5;
+
+/// `value` brought into (−revolution/2, revolution/2].
+fn wrap_half(value: f64, revolution: f64) -> f64 {
+    let v = value.rem_euclid(revolution);
+    if v > revolution / 2.0 {
+        v - revolution
+    } else {
+        v
+    }
+}
+
+/// Mean of the angle samples that agree with their median (unwrapped around the
+/// first sample), and how many agreed; None without a 2/3 majority.
+fn robust_circular_mean(samples: &[f64], revolution: f64, sigma: f64) -> Option<(f64, usize)> {
+    let first = *samples.first()?;
+    let unwrapped: Vec<f64> = samples
+        .iter()
+        .map(|v| first + wrap_half(v - first, revolution))
+        .collect();
+    let centre = median(&mut unwrapped.clone());
+    let inliers: Vec<f64> = unwrapped
+        .into_iter()
+        .filter(|v| (v - centre).abs() <= INLIER_SIGMAS * sigma * 1.5)
+        .collect();
+    if 3 * inliers.len() < 2 * samples.len() {
+        return None;
+    }
+    let mean = inliers.iter().sum::<f64>() / inliers.len() as f64;
+    Some((mean.rem_euclid(revolution), inliers.len()))
 }
 
 impl<'p, P: Probe + ?Sized> Tester<'p, P> {
@@ -180,6 +229,44 @@ impl<'p, P: Probe + ?Sized> Tester<'p, P> {
         }
     }
 
+    /// Is [start, start + sectors) free of boundaries? See [`Interior`]. Single-sector
+    /// reads at checkpoints along the span, chained back to back, give the angle
+    /// between neighbouring checkpoints (completion to completion, modulo a
+    /// revolution; the bus time of one sector cancels, so the test works however
+    /// slow the host link). On one track the angles grow in proportion to the
+    /// LBN distance; a boundary inside a segment adds its skew, the same gap the
+    /// boundary test sees, to that segment alone.
+    fn interior(&mut self, start: u64, sectors: u64) -> Result<Interior, ProbeError> {
+        if sectors <= 2 {
+            return Ok(Interior::Free); // its one pair was tested as the end boundary
+        }
+        self.interior_tests += 1;
+        if self.span_crosses(start, sectors)? == Some(true) {
+            return Ok(Interior::Boundary {
+                from: start,
+                to: start + sectors - 1,
+            });
+        }
+        let segments = INTERIOR_SEGMENTS.min(sectors - 1);
+        let checkpoints: Vec<u64> = (0..=segments)
+            .map(|i| start + i * (sectors - 1) / segments)
+            .collect();
+        let mut angles: Vec<Vec<f64>> = vec![Vec::new(); segments as usize];
+        loop {
+            self.interior_pass(&checkpoints, &mut angles)?;
+            let passes = angles[0].len();
+            let decision = self.judge_interior(&checkpoints, &angles);
+            if passes >= self.options.min_samples.max(2) {
+                if let Some(result) = decision {
+                    return Ok(result);
+                }
+            }
+            if passes >= self.options.max_samples {
+                return Ok(Interior::Undecided);
+            }
+        }
+    }
+
     /// Does reading `sectors` from `start` cross a boundary? A read within one
     /// track travels less than a revolution from the end of `start` to the end of
     /// its last sector, exactly the angle between the two; a read that switches
@@ -190,12 +277,12 @@ impl<'p, P: Probe + ?Sized> Tester<'p, P> {
     /// media: where one more sector costs the host more than twice a sector's
     /// passage (the Atlas 10K's 0.099 ms bus sector against 0.018 ms on the
     /// platter), a long read ends when its bytes reach the host, and the test
-    /// says nothing (returns false).
-    fn span_crosses(&mut self, start: u64, sectors: u64) -> Result<bool, ProbeError> {
+    /// says nothing (None).
+    fn span_crosses(&mut self, start: u64, sectors: u64) -> Result<Option<bool>, ProbeError> {
         let revolution = self.calibration.revolution_ns;
         let sector_passage = revolution / sectors.max(1) as f64;
         if self.calibration.same_delta_ns > 2.0 * sector_passage {
-            return Ok(false);
+            return Ok(None);
         }
         let last = start + sectors - 1;
         let mut votes = 0;
@@ -210,7 +297,65 @@ impl<'p, P: Probe + ?Sized> Tester<'p, P> {
                 votes += 1;
             }
         }
-        Ok(votes >= 2)
+        Ok(Some(votes >= 2))
+    }
+
+    /// One chain of single-sector reads over the checkpoints: one angle sample per
+    /// segment.
+    fn interior_pass(&mut self, checkpoints: &[u64], angles: &mut [Vec<f64>]) -> Result<(), ProbeError> {
+        let revolution = self.calibration.revolution_ns;
+        let mut last = self.completion(checkpoints[0], 1)?;
+        for (i, &c) in checkpoints[1..].iter().enumerate() {
+            let now = self.completion(c, 1)?;
+            angles[i].push((now - last).rem_euclid(revolution));
+            last = now;
+        }
+        Ok(())
+    }
+
+    /// The verdict once every segment is decided with the stated confidence
+    /// (None while one is not): the first segment whose angle exceeds its
+    /// proportional share by more than the boundary test's gap holds a boundary.
+    fn judge_interior(&self, checkpoints: &[u64], angles: &[Vec<f64>]) -> Option<Interior> {
+        let c = self.calibration;
+        let revolution = c.revolution_ns;
+        let gap = c.threshold_ns - c.same_delta_ns;
+        let mut centres = Vec::with_capacity(angles.len());
+        for samples in angles {
+            centres.push(robust_circular_mean(samples, revolution, c.sample_sigma_ns)?);
+        }
+        let lengths: Vec<f64> = checkpoints.windows(2).map(|w| (w[1] - w[0]) as f64).collect();
+        let mut slopes: Vec<f64> = centres.iter().zip(&lengths).map(|(a, l)| a.0 / l).collect();
+        let slope = median(&mut slopes);
+        // One track holds no more LBNs than slots pass in a revolution: a short
+        // track and the next one adding up to the hypothesis betray themselves by
+        // a slope that fits confidently fewer slots than LBNs (the noise of the
+        // total angle hides an excess below a few percent of the track).
+        let total: f64 = centres.iter().map(|a| a.0).sum();
+        let span = (checkpoints[checkpoints.len() - 1] - checkpoints[0]) as f64;
+        let total_error = c.sample_sigma_ns * 1.5 * (angles.len() as f64).sqrt()
+            / (centres.iter().map(|a| a.1).min().unwrap_or(1) as f64).sqrt();
+        let slots_most = revolution * span / (total - self.options.confidence_sigmas * total_error);
+        if total > self.options.confidence_sigmas * total_error && span + 1.0 > slots_most + 0.5 {
+            return Some(Interior::Boundary {
+                from: checkpoints[0],
+                to: checkpoints[checkpoints.len() - 1],
+            });
+        }
+        let mut all_confident = true;
+        for (i, ((angle, inliers), length)) in centres.iter().zip(&lengths).enumerate() {
+            let excess = wrap_half(angle - slope * length, revolution).abs();
+            let error = c.sample_sigma_ns * 1.5 / (*inliers as f64).sqrt();
+            let confident = (excess - gap).abs() > self.options.confidence_sigmas * error;
+            if excess > gap && confident {
+                return Some(Interior::Boundary {
+                    from: checkpoints[i],
+                    to: checkpoints[i + 1],
+                });
+            }
+            all_confident &= confident;
+        }
+        all_confident.then_some(Interior::Free)
     }
 
     /// Remember the smallest confident crossing (reported; the threshold stays
@@ -253,7 +398,11 @@ fn calibrate<P: Probe + ?Sized>(probe: &mut P, reads: usize) -> Result<Calibrati
     let sample_sigma_ns = robust_sigma(&deltas).max(1_000.0);
     // A crossing costs at least a head switch; no drive switches heads in less
     // than ~1/64 of a revolution, and the noise must not reach the threshold.
-    let gap = (revolution_ns / 64.0).max(8.0 * sample_sigma_ns);
+    // An isolated slipped sector doubles a same-track δ (on a media-limited
+    // drive δ is one sector's passage; zones differ by tens of percent).
+    let gap = (revolution_ns / 64.0)
+        .max(8.0 * sample_sigma_ns)
+        .max(1.5 * same_delta_ns);
     Ok(Calibration {
         revolution_ns,
         sample_sigma_ns,
@@ -293,6 +442,7 @@ pub fn extract<P: Probe + ?Sized>(
         capacity,
         calibration,
         tests: 0,
+        interior_tests: 0,
         smallest_crossing_ns: f64::INFINITY,
     };
     let mut cursors = make_cursors(capacity, options.regions);
@@ -314,6 +464,7 @@ pub fn extract<P: Probe + ?Sized>(
             remapped: Vec::new(),
         },
         boundary_tests: tester.tests,
+        interior_tests: tester.interior_tests,
         revolution: Nanoseconds(c.revolution_ns as u64),
         same_track_delta: Nanoseconds(c.same_delta_ns.max(0.0) as u64),
         threshold: Nanoseconds(c.threshold_ns as u64),
@@ -401,17 +552,44 @@ fn first_boundary_from<P: Probe + ?Sized>(
 }
 
 /// One past the last LBN of the track starting at `start`, and whether every test
-/// that decided it was confident.
+/// that decided it was confident. No end is accepted before the interior test has
+/// confidently found no boundary inside the track (a short zone-end track and the
+/// next one can add up to the expected size, and the outward search can meet the
+/// later of two boundaries); a track whose interior stays undecided is uncertain.
 fn track_end<P: Probe + ?Sized>(
     tester: &mut Tester<'_, P>,
     start: u64,
     recent_sizes: &[u64],
     limit: u64,
 ) -> Result<(u64, bool), ProbeError> {
-    // Common case: the track has a recently seen size. An older size is trusted
-    // only if the read of the whole span crosses no boundary: after a short
-    // zone-end track, a short track plus the next one can add up to it.
-    for (rank, &size) in recent_sizes.iter().enumerate() {
+    let (mut end, mut certain) = candidate_end(tester, start, recent_sizes, limit)?;
+    loop {
+        match tester.interior(start, end - start)? {
+            Interior::Free => return Ok((end, certain)),
+            Interior::Undecided => {
+                if std::env::var("DBG").is_ok() { eprintln!("undecided {start} {end} certain {certain}"); }
+                return Ok((end, false))
+            }
+            Interior::Boundary { from, to } => match first_crossing(tester, from, to)? {
+                Some(earlier) => (end, certain) = (earlier, true),
+                None => {
+                    if std::env::var("DBG").is_ok() { eprintln!("nocross {start} {end} {from} {to}"); }
+                    return Ok((end, false))
+                }
+            },
+        }
+    }
+}
+
+/// The end the boundary test supports: a recently seen size (the common case), or
+/// the crossing nearest the expected end.
+fn candidate_end<P: Probe + ?Sized>(
+    tester: &mut Tester<'_, P>,
+    start: u64,
+    recent_sizes: &[u64],
+    limit: u64,
+) -> Result<(u64, bool), ProbeError> {
+    for &size in recent_sizes {
         let end = start + size;
         if end == limit {
             return Ok((end, true)); // the next region's cursor found this boundary
@@ -421,43 +599,29 @@ fn track_end<P: Probe + ?Sized>(
         }
         let verdict = tester.test(end - 1)?;
         tester.learn(verdict);
-        if verdict.crossing
-            && verdict.confident
-            && (rank == 0 || !tester.span_crosses(start, size)?)
-        {
+        if verdict.crossing && verdict.confident {
             return Ok((end, true));
         }
     }
     let expected = recent_sizes.first().copied();
     let widest = recent_sizes.iter().copied().max();
-    let (end, certain) = search_outward(tester, start, expected, widest, limit)?;
-    // The outward search finds the crossing nearest the expected end, which is not
-    // the first one when the track is much shorter than expected: check the span.
-    if end - start > 1 && end < tester.capacity && tester.span_crosses(start, end - start)? {
-        return search_ascending(tester, start, end, certain);
-    }
-    Ok((end, certain))
+    search_outward(tester, start, expected, widest, limit)
 }
 
-/// The first confident crossing after `start`, testing every pair before `end`
-/// (a crossing already found there). `end` stands, as certain as it was, when every
-/// pair before it confidently shares a track.
-fn search_ascending<P: Probe + ?Sized>(
+/// The first confident crossing x+1 for x in [from, to), if any.
+fn first_crossing<P: Probe + ?Sized>(
     tester: &mut Tester<'_, P>,
-    start: u64,
-    end: u64,
-    end_certain: bool,
-) -> Result<(u64, bool), ProbeError> {
-    let mut all_confident = true;
-    for candidate in start + 1..end {
-        let verdict = tester.test(candidate - 1)?;
+    from: u64,
+    to: u64,
+) -> Result<Option<u64>, ProbeError> {
+    for x in from..to {
+        let verdict = tester.test(x)?;
         tester.learn(verdict);
         if verdict.crossing && verdict.confident {
-            return Ok((candidate, true));
+            return Ok(Some(x + 1));
         }
-        all_confident &= verdict.confident;
     }
-    Ok((end, end_certain && all_confident))
+    Ok(None)
 }
 
 /// Test candidate ends outward from the expected one (or from `start` with no

@@ -9,7 +9,6 @@
 //! tracks whose sizes add up to S (see the limits in timing.rs). proptest prints
 //! the seed.
 
-use proptest::test_runner::TestCaseError;
 use spinstack_disk::spec::{
     LayoutSpec, SerpentineLayoutSpec, SerpentineZoneSpec, SparingScheme, SurfaceOrder, ZoneSpec,
     ZonedLayoutSpec,
@@ -19,6 +18,7 @@ use spinstack_extract::rng::Rng;
 use spinstack_extract::sim_probe::{Jitter, SimulatedProbe};
 use spinstack_extract::timing::{extract, TimingOptions};
 use spinstack_extract::truth::true_map;
+use std::collections::HashSet;
 
 /// Sectors that pass in `ms` at 10,000 RPM on a track of `spt`, plus a margin.
 fn skew_for(ms: f64, spt: u32) -> u32 {
@@ -121,10 +121,19 @@ fn random_serpentine(rng: &mut Rng) -> LayoutSpec {
     })
 }
 
-fn check(layout: LayoutSpec, seed: u64) -> Result<(), TestCaseError> {
-    let Ok(mut probe) = SimulatedProbe::translate_only("random", &layout) else {
-        return Ok(()); // a spec the layout rejects is no test case
-    };
+/// What one extraction on a random layout gave.
+#[derive(Default)]
+struct Outcome {
+    exact: bool,
+    /// Tracks accepted as certain that are not true tracks (must never happen).
+    false_acceptances: usize,
+    uncertain: usize,
+    tracks: usize,
+    first_false: Option<String>,
+}
+
+fn check(layout: &LayoutSpec, seed: u64) -> Option<Outcome> {
+    let mut probe = SimulatedProbe::translate_only("random", layout).ok()?;
     probe.set_jitter(Some(Jitter::typical(seed)));
     let truth = true_map(probe.layout(), "random");
     let options = TimingOptions {
@@ -132,15 +141,27 @@ fn check(layout: LayoutSpec, seed: u64) -> Result<(), TestCaseError> {
         ..TimingOptions::default()
     };
     let found = extract(&mut probe, &options).expect("extraction runs");
-    let verdict = compare(&found.map, &truth);
-    if !verdict.exact {
-        return Err(TestCaseError::fail(format!(
-            "seed {seed}: {:?}, {} uncertain\nlayout {layout:?}",
-            verdict.first_difference,
-            found.map.uncertain_tracks()
-        )));
+    let true_tracks: HashSet<(u64, u64)> = truth
+        .tracks
+        .iter()
+        .map(|t| (t.first.0, t.sectors.0))
+        .collect();
+    let mut outcome = Outcome {
+        exact: compare(&found.map, &truth).exact,
+        tracks: found.map.tracks.len(),
+        uncertain: found.map.uncertain_tracks(),
+        ..Outcome::default()
+    };
+    for t in found.map.tracks.iter().filter(|t| !t.uncertain) {
+        if !true_tracks.contains(&(t.first.0, t.sectors.0)) {
+            outcome.false_acceptances += 1;
+            outcome.first_false.get_or_insert(format!(
+                "certain track at {} with {} sectors is not a true track",
+                t.first, t.sectors.0
+            ));
+        }
     }
-    Ok(())
+    Some(outcome)
 }
 
 /// Proves the generators are not vacuous: most seeds give a layout the model
@@ -169,28 +190,72 @@ fn generators_give_real_layouts() {
     assert!(tracks >= 80 * 8);
 }
 
-/// Measures, over 800 random layouts (fixed seeds, so CI draws the same ones), how
-/// often timing extraction is not exact, and bounds it at 2%. The known failure:
-/// a short zone-end track plus the next track whose sizes add up to the size the
-/// extractor expects, or the outward search meeting the later of two boundaries
-/// where the span check cannot see the earlier one. Each failure prints its seed.
+/// Proves that timing extraction never accepts a wrong track as certain: over
+/// 4,000 random layouts (fixed seeds, so CI draws the same ones) every track the
+/// extractor does not flag `uncertain` is a true track, and an inexact map always
+/// has its uncertain tracks flagged. The uncertain rate is measured and printed;
+/// it is bounded loosely (1% of tracks) only so that a regression that gives up
+/// on everything fails. Each failure prints the seed that reproduces it.
 #[test]
-fn inexact_layouts_are_rare() {
+fn no_false_acceptances() {
+    let (mut layouts, mut tracks, mut uncertain, mut inexact) = (0, 0, 0, 0);
+    let mut uncertain_layouts = 0;
     let mut failures = Vec::new();
-    for seed in 0..400 {
-        for layout in [
-            random_zoned(&mut Rng::new(seed)),
-            random_serpentine(&mut Rng::new(seed)),
+    for seed in 0..2000 {
+        for (kind, layout) in [
+            ("zoned", random_zoned(&mut Rng::new(seed))),
+            ("serpentine", random_serpentine(&mut Rng::new(seed))),
         ] {
-            if let Err(e) = check(layout, seed) {
-                failures.push(e.to_string().lines().next().unwrap_or_default().to_string());
+            let Some(outcome) = check(&layout, seed) else {
+                continue; // a spec the layout rejects is no test case
+            };
+            layouts += 1;
+            tracks += outcome.tracks;
+            uncertain += outcome.uncertain;
+            uncertain_layouts += usize::from(outcome.uncertain > 0);
+            inexact += usize::from(!outcome.exact);
+            if outcome.false_acceptances > 0 || (!outcome.exact && outcome.uncertain == 0) {
+                failures.push(format!(
+                    "{kind} seed {seed}: {} false acceptances ({}), exact {}, {} uncertain",
+                    outcome.false_acceptances,
+                    outcome.first_false.unwrap_or_default(),
+                    outcome.exact,
+                    outcome.uncertain
+                ));
             }
         }
     }
-    println!("{} of 800 layouts not exact: {failures:#?}", failures.len());
-    assert!(
-        failures.len() <= 16,
-        "{} of 800 layouts not exact",
+    println!(
+        "{layouts} layouts, {tracks} tracks: {} false acceptances, {uncertain} uncertain tracks \
+         in {uncertain_layouts} layouts, {inexact} layouts not exact",
         failures.len()
     );
+    assert!(failures.is_empty(), "{failures:#?}");
+    assert!(
+        uncertain * 100 <= tracks,
+        "{uncertain} of {tracks} tracks uncertain"
+    );
+}
+
+/// Prints the extracted and true tracks around the first false acceptance of the
+/// layout chosen by SEED and KIND (debugging aid; proves nothing, so ignored).
+#[test]
+#[ignore]
+fn show_one() {
+    let seed: u64 = std::env::var("SEED").map_or(0, |s| s.parse().unwrap());
+    let layout = if std::env::var("KIND").as_deref() == Ok("serpentine") {
+        random_serpentine(&mut Rng::new(seed))
+    } else {
+        random_zoned(&mut Rng::new(seed))
+    };
+    let mut probe = SimulatedProbe::translate_only("random", &layout).unwrap();
+    probe.set_jitter(Some(Jitter::typical(seed)));
+    let truth = true_map(probe.layout(), "random");
+    let options = TimingOptions { regions: 3, ..TimingOptions::default() };
+    let found = extract(&mut probe, &options).unwrap();
+    println!("cal rev {:?} same {:?} thr {:?}", found.revolution, found.same_track_delta, found.threshold);
+    for (a, b) in found.map.tracks.iter().zip(&truth.tracks) {
+        println!("{} {} {} | {} {}", a.first.0, a.sectors.0, a.uncertain, b.first.0, b.sectors.0);
+    }
+    println!("{layout:?}");
 }

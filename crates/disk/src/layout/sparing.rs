@@ -18,6 +18,10 @@
 
 use super::divide::Divisor;
 
+/// Up to this many slips in a zone, slip counts are a branch-free scan: on
+/// random addresses it beats a binary search, whose branches mispredict.
+const LINEAR_SLIPS: usize = 32;
+
 /// Remapped defects of a zone, in units: lookups both ways.
 #[derive(Clone, Debug, Default)]
 struct Defects {
@@ -163,6 +167,9 @@ impl SparingMap {
     /// Slipped units strictly below `unit`.
     #[inline]
     fn slips_below(&self, unit: u64) -> u64 {
+        if self.slips.len() <= LINEAR_SLIPS {
+            return self.slips.iter().map(|&s| u64::from(s < unit)).sum();
+        }
         self.slips.partition_point(|&s| s < unit) as u64
     }
 
@@ -240,6 +247,13 @@ impl SparingMap {
         }
         // slips[i] - i is non-decreasing for sorted distinct slips; the slips
         // counted are exactly those at or before the answer.
+        if self.slips.len() <= LINEAR_SLIPS {
+            let skipped: u64 = (0u64..)
+                .zip(&self.slips)
+                .map(|(i, &s)| u64::from(s - i <= good))
+                .sum();
+            return good + skipped;
+        }
         let (mut low, mut high) = (0usize, self.slips.len());
         while low < high {
             let mid = low + (high - low) / 2;

@@ -74,6 +74,9 @@ impl Zone {
 #[derive(Clone, Debug)]
 pub(crate) struct ZonedLayout {
     surfaces: u32,
+    /// `surfaces` as a divisor: a zone-relative track number splits into a
+    /// zone-relative cylinder and a logical surface.
+    surface_divisor: Divisor,
     cylinders: u32,
     surface_order: SurfaceOrder,
     scheme: SparingScheme,
@@ -162,6 +165,7 @@ impl ZonedLayout {
         let tables = zone_tables(&zones, cylinders, next_lbn)?;
         Ok(ZonedLayout {
             surfaces: spec.surfaces,
+            surface_divisor: Divisor::new(u64::from(spec.surfaces)),
             cylinders,
             surface_order: spec.surface_order,
             scheme: spec.sparing,
@@ -320,21 +324,26 @@ impl ZonedLayout {
     }
 
     pub fn track_of(&self, lbn: Lbn) -> Result<TrackExtent, LayoutError> {
-        self.home_track(lbn).map(|(_, _, extent)| extent)
+        self.home_track(lbn).map(|(_, extent)| extent)
     }
 
-    /// The zone of `lbn`, the zone-relative number of its home track, and
-    /// that track's extent.
+    /// The address of `lbn`'s home track and that track's extent.
     #[inline]
-    fn home_track(&self, lbn: Lbn) -> Result<(&Zone, u64, TrackExtent), LayoutError> {
+    fn home_track(&self, lbn: Lbn) -> Result<(TrackAddress<'_>, TrackExtent), LayoutError> {
         let zone = self.zone_of_lbn(lbn)?;
         let (unit, offset) = Self::virtual_unit(zone, lbn);
         let position = zone.sparing.home_unit(unit) * zone.unit_sectors.get() + offset;
         let track = zone.track_sectors.div(position);
-        let extent = self.track_extent(zone, track);
+        let (cylinder, index) = self.surface_divisor.div_rem(track);
+        let address = TrackAddress {
+            zone,
+            cylinder,
+            index,
+        };
+        let extent = self.track_extent_at(&address, track);
         debug_assert!(extent.is_some_and(|e| e.contains(lbn)));
         match extent {
-            Some(extent) => Ok((zone, track, extent)),
+            Some(extent) => Ok((address, extent)),
             None => Err(LayoutError::Invalid(format!(
                 "{lbn}: home track holds no LBN"
             ))),
@@ -344,15 +353,8 @@ impl ZonedLayout {
     /// [`ZonedLayout::track_of`], the track's size and the angle of its
     /// sector 0, from one zone lookup.
     pub fn track_geometry(&self, lbn: Lbn) -> Result<TrackGeometry, LayoutError> {
-        let (zone, track, extent) = self.home_track(lbn)?;
-        let in_zone = track * u64::from(zone.sectors_per_track);
-        let (cylinder, in_cylinder) = zone.cylinder_sectors.div_rem(in_zone);
-        let index = zone.track_sectors.div(in_cylinder);
-        let address = TrackAddress {
-            zone,
-            cylinder,
-            index,
-        };
+        let (address, extent) = self.home_track(lbn)?;
+        let zone = address.zone;
         Ok(TrackGeometry {
             extent,
             sectors_per_track: zone.sectors_per_track,
@@ -362,8 +364,20 @@ impl ZonedLayout {
     }
 
     /// The LBNs whose home is zone-relative track `track`, if any.
-    #[inline]
     fn track_extent(&self, zone: &Zone, track: u64) -> Option<TrackExtent> {
+        let (cylinder, index) = self.surface_divisor.div_rem(track);
+        let address = TrackAddress {
+            zone,
+            cylinder,
+            index,
+        };
+        self.track_extent_at(&address, track)
+    }
+
+    /// [`ZonedLayout::track_extent`] with the track's address already split.
+    #[inline]
+    fn track_extent_at(&self, address: &TrackAddress, track: u64) -> Option<TrackExtent> {
+        let zone = address.zone;
         let spt = u64::from(zone.sectors_per_track);
         let unit = zone.unit_sectors;
         // A track is a whole number of units (a unit is a sector or a track).
@@ -372,12 +386,12 @@ impl ZonedLayout {
         let first = first.max(zone.empty_front_sectors) - zone.empty_front_sectors;
         let end = end.max(zone.empty_front_sectors) - zone.empty_front_sectors;
         (end > first).then(|| {
-            let pbn = self.pbn_of_position(zone, track * spt);
+            let cylinder = zone.first_cylinder + address.cylinder as u32;
             TrackExtent {
                 first: Lbn(zone.first_lbn + first),
                 sectors: Sectors(end - first),
-                cylinder: pbn.cylinder,
-                surface: pbn.surface,
+                cylinder,
+                surface: self.head_of(zone, cylinder, address.index as u32),
             }
         })
     }

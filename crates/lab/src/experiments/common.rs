@@ -202,20 +202,35 @@ pub fn measure_all(
         .collect()
 }
 
-/// Mean time a read spends waiting for the platter to turn, in milliseconds: the
-/// response time less every other component the drive reports. The drive's own
-/// `rotational_latency` is the wait before the first sector only; a zero-latency read
-/// that starts mid-request also waits, later, for the unrequested part of the track to
-/// pass, and this counts that too (as Figure 3 does). Meant for a drive with zero bus
-/// transfer time, where nothing else is left over.
-pub fn rotational_wait_ms(run: &Run, completion_overhead_ms: f64) -> f64 {
-    let b = mean_breakdown(run);
-    b.response_ms
-        - b.overhead_ms
-        - b.seek_ms
-        - b.head_switch_ms
-        - b.media_transfer_ms
-        - b.bus_transfer_ms
-        + b.overlap_ms
-        - completion_overhead_ms
+/// "By component, unaligned minus aligned: ..." — where alignment's saving comes
+/// from, in the drive's own breakdown (whose components add up to the response).
+pub fn component_differences(unaligned: &MeanBreakdown, aligned: &MeanBreakdown) -> String {
+    let exposed_bus = |b: &MeanBreakdown| b.bus_transfer_ms - b.overlap_ms;
+    format!(
+        "by component, unaligned minus aligned: rotational latency {:+.2} ms, head switch \
+         {:+.2} ms, overhead {:+.2} ms, seek {:+.2} ms, media transfer {:+.2} ms, bus \
+         transfer not overlapped with media work {:+.2} ms",
+        unaligned.rotational_latency_ms - aligned.rotational_latency_ms,
+        unaligned.head_switch_ms - aligned.head_switch_ms,
+        unaligned.overhead_ms - aligned.overhead_ms,
+        unaligned.seek_ms - aligned.seek_ms,
+        unaligned.media_transfer_ms - aligned.media_transfer_ms,
+        exposed_bus(unaligned) - exposed_bus(aligned)
+    )
+}
+
+/// "overhead a + seek b + ... = c ms": a mean response time in the drive's own
+/// components (which add up to it).
+pub fn decomposition(b: &MeanBreakdown) -> String {
+    format!(
+        "overhead {:.2} + seek {:.2} + rotational latency {:.2} + head switch {:.2} + media \
+         transfer {:.2} + bus transfer not overlapped {:.2} = {:.2} ms",
+        b.overhead_ms,
+        b.seek_ms,
+        b.rotational_latency_ms,
+        b.head_switch_ms,
+        b.media_transfer_ms,
+        b.bus_transfer_ms - b.overlap_ms,
+        b.response_ms
+    )
 }

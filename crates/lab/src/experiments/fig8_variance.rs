@@ -129,14 +129,12 @@ fn claims(curves: &Curves, why: &Why) -> Vec<Claim> {
     let seek_deviation = why.seek_deviation_ms;
     let seek_text = format!(
         "The model's seeks in this workload average {:.2} ms with σ {:.2} ms (paper: 2.2 ms, σ \
-         0.4 ms): the catalog's linear seek curve over a narrow first zone compresses both \
-         (see fig6-head-time).",
+         0.4 ms); fig6-head-time explains the catalog's first-zone width and seek curve.",
         why.seek_mean_ms, seek_deviation
     );
     let aligned_text = format!(
-        "{seek_text} For aligned track-sized reads the rest of σ is the controller overhead \
-         (σ {:.2} ms): after an aligned read the drive's read-ahead begins with a head switch \
-         that the next request sometimes has to wait out.",
+        "{seek_text} For aligned track-sized reads the drive's overhead component varies \
+         with σ {:.2} ms (not decomposed further here).",
         why.overhead_deviation_ms
     );
     let unaligned_text = format!(

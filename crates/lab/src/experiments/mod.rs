@@ -4,6 +4,7 @@
 use crate::harness::Experiment;
 use crate::LabError;
 
+pub mod boundary_test;
 pub mod common;
 pub mod excluded_blocks;
 pub mod fig1_efficiency;
@@ -13,6 +14,7 @@ pub mod fig7_breakdown;
 pub mod fig8_variance;
 pub mod writes;
 pub mod zero_latency_matters;
+pub mod zero_latency_test;
 
 /// Every experiment, in the order the report shows them.
 pub fn all() -> Vec<&'static dyn Experiment> {
@@ -25,6 +27,8 @@ pub fn all() -> Vec<&'static dyn Experiment> {
         &fig8_variance::Fig8Variance,
         &zero_latency_matters::ZeroLatencyMatters,
         &excluded_blocks::ExcludedBlocks,
+        &boundary_test::BoundaryTest,
+        &zero_latency_test::ZeroLatencyTest,
     ]
 }
 
