@@ -340,7 +340,7 @@ impl Mechanics {
             t = t.max(self.head_switch_ps);
         }
         if t != 0 && is_write {
-            t = (t + self.write_settle_ps.abs()).max(0);
+            t = (t + self.write_settle_ps).max(0);
         }
         Positioning {
             total_ps: t,
