@@ -135,3 +135,36 @@ fn planner_sequence_geometry(bencher: divan::Bencher) {
             sum
         });
 }
+
+/// What a shortest-positioning-time scheduler needs per queued request:
+/// where the LBN's sector is and its angle, as two queries.
+#[divan::bench]
+fn position_separate(bencher: divan::Bencher) {
+    let (layout, lbns) = setup();
+    bencher
+        .counter(divan::counter::ItemsCount::new(LOOKUPS))
+        .bench(|| {
+            lbns.iter()
+                .map(|&l| {
+                    let pbn = layout.lbn_to_pbn(l).expect("in range");
+                    layout.angle_of(pbn).expect("valid").0 ^ pbn.cylinder
+                })
+                .fold(0u32, u32::wrapping_add)
+        });
+}
+
+/// The same from one `locate` lookup.
+#[divan::bench]
+fn position_locate(bencher: divan::Bencher) {
+    let (layout, lbns) = setup();
+    bencher
+        .counter(divan::counter::ItemsCount::new(LOOKUPS))
+        .bench(|| {
+            lbns.iter()
+                .map(|&l| {
+                    let (pbn, angle) = layout.locate(l).expect("in range");
+                    angle.0 ^ pbn.cylinder
+                })
+                .fold(0u32, u32::wrapping_add)
+        });
+}

@@ -27,7 +27,7 @@ fn main() {
         .unwrap_or_else(|| vec![1, 16]);
     let spec = spinstack_disk::catalog::get("atlas10k").expect("catalog has atlas10k");
     println!(
-        "{:>5}  {:>10}  {:>8}  {:>8}  {:>12}  {:>12}  {:>9}",
+        "{:>5}  {:>10}  {:>8}  {:>8}  {:>12}  {:>12}  {:>12}",
         "depth", "requests", "wall s", "cpu s", "req/wall-s", "req/cpu-s", "mean ms"
     );
     for &depth in &depths {
@@ -43,7 +43,7 @@ fn main() {
             .expect("atlas10k builds");
             let run = measure(drive, depth, count);
             println!(
-                "{depth:>5}  {count:>10}  {:>8.3}  {:>8.3}  {:>12.0}  {:>12.0}  {:>9.3}",
+                "{depth:>5}  {count:>10}  {:>8.3}  {:>8.3}  {:>12.0}  {:>12.0}  {:>12.6}",
                 run.wall.as_secs_f64(),
                 run.cpu.map_or(f64::NAN, |c| c.as_secs_f64()),
                 count as f64 / run.wall.as_secs_f64(),

@@ -4,6 +4,7 @@
 //! `track_of`, its size `sectors_per_track`, and `angle_of_sector` equals
 //! `angle_of` for the track's sectors. Every track is checked at its first and
 //! last LBN and at sectors 0, 1 and the last; every 397th track at every sector.
+//! `Layout::locate` equals `lbn_to_pbn` plus `angle_of` at the same LBNs.
 //! The DiskSim sets are skipped with a message when `/work/shared/disksim` is absent.
 
 use spinstack_disk::import::load_parv;
@@ -38,6 +39,9 @@ fn check_layout(name: &str, layout: &Layout) {
                 .unwrap_or_else(|e| panic!("{name} {lbn}: {e}"));
             assert_eq!(geometry.extent, *track, "{name} {lbn}: extent");
             assert_eq!(geometry.sectors_per_track, spt, "{name} {lbn}: size");
+            let pbn = layout.lbn_to_pbn(lbn).expect("in range");
+            let angle = layout.angle_of(pbn).expect("valid");
+            assert_eq!(layout.locate(lbn), Ok((pbn, angle)), "{name} {lbn}: locate");
             assert_eq!(
                 geometry.sector_width(),
                 ((1u64 << 32) / u64::from(spt)) as u32
@@ -101,4 +105,5 @@ fn out_of_range_is_an_error() {
         layout.track_of(end)
     );
     assert!(layout.track_geometry(end).is_err());
+    assert!(layout.locate(end).is_err());
 }

@@ -130,12 +130,13 @@ struct Tester<'p, P: Probe + ?Sized> {
 }
 
 /// What the interior test says of a hypothesised track.
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 enum Interior {
     /// Confidently no boundary inside.
     Free,
-    /// Confidently a boundary between `from` and `to` (some pair x, x+1 there).
-    Boundary { from: u64, to: u64 },
+    /// Every segment decided, and these `(from, to)` segments (in LBN order)
+    /// confidently hold a boundary: some pair x, x+1 with from <= x < to.
+    Suspect(Vec<(u64, u64)>),
     /// The samples ran out before the confidence was reached.
     Undecided,
 }
@@ -242,10 +243,7 @@ impl<'p, P: Probe + ?Sized> Tester<'p, P> {
         }
         self.interior_tests += 1;
         if self.span_crosses(start, sectors)? == Some(true) {
-            return Ok(Interior::Boundary {
-                from: start,
-                to: start + sectors - 1,
-            });
+            return Ok(Interior::Suspect(vec![(start, start + sectors - 1)]));
         }
         let segments = INTERIOR_SEGMENTS.min(sectors - 1);
         let checkpoints: Vec<u64> = (0..=segments)
@@ -337,25 +335,25 @@ impl<'p, P: Probe + ?Sized> Tester<'p, P> {
             / (centres.iter().map(|a| a.1).min().unwrap_or(1) as f64).sqrt();
         let slots_most = revolution * span / (total - self.options.confidence_sigmas * total_error);
         if total > self.options.confidence_sigmas * total_error && span + 1.0 > slots_most + 0.5 {
-            return Some(Interior::Boundary {
-                from: checkpoints[0],
-                to: checkpoints[checkpoints.len() - 1],
-            });
+            let whole = (checkpoints[0], checkpoints[checkpoints.len() - 1]);
+            return Some(Interior::Suspect(vec![whole]));
         }
-        let mut all_confident = true;
+        let mut suspects = Vec::new();
         for (i, ((angle, inliers), length)) in centres.iter().zip(&lengths).enumerate() {
             let excess = wrap_half(angle - slope * length, revolution).abs();
             let error = c.sample_sigma_ns * 1.5 / (*inliers as f64).sqrt();
-            let confident = (excess - gap).abs() > self.options.confidence_sigmas * error;
-            if excess > gap && confident {
-                return Some(Interior::Boundary {
-                    from: checkpoints[i],
-                    to: checkpoints[i + 1],
-                });
+            if (excess - gap).abs() <= self.options.confidence_sigmas * error {
+                return None; // not yet decided
             }
-            all_confident &= confident;
+            if excess > gap {
+                suspects.push((checkpoints[i], checkpoints[i + 1]));
+            }
         }
-        all_confident.then_some(Interior::Free)
+        Some(if suspects.is_empty() {
+            Interior::Free
+        } else {
+            Interior::Suspect(suspects)
+        })
     }
 
     /// Remember the smallest confident crossing (reported; the threshold stays
@@ -566,16 +564,11 @@ fn track_end<P: Probe + ?Sized>(
     loop {
         match tester.interior(start, end - start)? {
             Interior::Free => return Ok((end, certain)),
-            Interior::Undecided => {
-                if std::env::var("DBG").is_ok() { eprintln!("undecided {start} {end} certain {certain}"); }
-                return Ok((end, false))
-            }
-            Interior::Boundary { from, to } => match first_crossing(tester, from, to)? {
-                Some(earlier) => (end, certain) = (earlier, true),
-                None => {
-                    if std::env::var("DBG").is_ok() { eprintln!("nocross {start} {end} {from} {to}"); }
-                    return Ok((end, false))
-                }
+            Interior::Undecided => return Ok((end, false)),
+            Interior::Suspect(segments) => match first_crossing(tester, &segments)? {
+                Crossing::At(earlier) => (end, certain) = (earlier, true),
+                Crossing::NoneConfidently => return Ok((end, certain)),
+                Crossing::Undecided => return Ok((end, false)),
             },
         }
     }
@@ -608,20 +601,38 @@ fn candidate_end<P: Probe + ?Sized>(
     search_outward(tester, start, expected, widest, limit)
 }
 
-/// The first confident crossing x+1 for x in [from, to), if any.
+/// What the boundary test says of every pair in the suspect segments.
+enum Crossing {
+    /// The first confident crossing: a track ends before this LBN.
+    At(u64),
+    /// Every pair confidently shares a track: the suspicion was unfounded.
+    NoneConfidently,
+    /// No confident crossing, but some pair undecided.
+    Undecided,
+}
+
+/// The boundary test on every pair (x, x+1), x in each [from, to), in order. The
+/// direct test outranks the interior test: it settles a suspicion either way.
 fn first_crossing<P: Probe + ?Sized>(
     tester: &mut Tester<'_, P>,
-    from: u64,
-    to: u64,
-) -> Result<Option<u64>, ProbeError> {
-    for x in from..to {
-        let verdict = tester.test(x)?;
-        tester.learn(verdict);
-        if verdict.crossing && verdict.confident {
-            return Ok(Some(x + 1));
+    segments: &[(u64, u64)],
+) -> Result<Crossing, ProbeError> {
+    let mut all_confident = true;
+    for &(from, to) in segments {
+        for x in from..to {
+            let verdict = tester.test(x)?;
+            tester.learn(verdict);
+            if verdict.crossing && verdict.confident {
+                return Ok(Crossing::At(x + 1));
+            }
+            all_confident &= verdict.confident;
         }
     }
-    Ok(None)
+    Ok(if all_confident {
+        Crossing::NoneConfidently
+    } else {
+        Crossing::Undecided
+    })
 }
 
 /// Test candidate ends outward from the expected one (or from `start` with no

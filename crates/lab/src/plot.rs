@@ -150,8 +150,25 @@ fn ranges(series: &[Series]) -> ((f64, f64), (f64, f64)) {
 
 type Area<'a> = DrawingArea<SVGBackend<'a>, Shift>;
 
+/// Pixels a legend entry takes (label font 14 px plus spacing), and the plotting
+/// area's approximate height in a panel (panel less caption, margins, x labels).
+const LEGEND_ENTRY_PX: f64 = 19.0;
+const PLOT_AREA_PX: f64 = 420.0;
+
+/// A y range whose top leaves room for an upper legend above the data, so that a
+/// legend in an upper corner never covers a point.
+fn with_legend_room(y: (f64, f64), corner: LegendCorner, entries: usize) -> (f64, f64) {
+    let upper = matches!(corner, LegendCorner::UpperLeft | LegendCorner::UpperRight);
+    if !upper {
+        return y;
+    }
+    let share = ((entries as f64 * LEGEND_ENTRY_PX + 16.0) / PLOT_AREA_PX).min(0.6);
+    (y.0, y.0 + (y.1 - y.0) / (1.0 - share))
+}
+
 fn draw_lines(area: &Area, panel: &Panel, series: &[Series]) -> Result<(), String> {
-    let ((x0, x1), (y0, y1)) = ranges(series);
+    let ((x0, x1), y) = ranges(series);
+    let (y0, y1) = with_legend_room(y, panel.legend, series.len());
     let mut chart = ChartBuilder::on(area)
         .caption(&panel.title, ("sans-serif", 22))
         .margin(14)
@@ -202,7 +219,7 @@ fn draw_series<'a>(chart: &mut LineChart<'a, 'a>, series: &Series) -> Result<(),
                 .map_err(|e| e.to_string())?
         }
         Mark::Dashed => chart
-            .draw_series(DashedLineSeries::new(points, 6, 4, color.stroke_width(1)))
+            .draw_series(DashedLineSeries::new(points, 6, 4, color.stroke_width(2)))
             .map_err(|e| e.to_string())?,
         Mark::Markers => chart
             .draw_series(

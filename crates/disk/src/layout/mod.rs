@@ -192,6 +192,11 @@ impl Layout {
     pub fn angle_of(&self, pbn: Pbn) -> Result<Angle, LayoutError> {
         dispatch!(self, m => m.angle_of(pbn))
     }
+    /// [`Layout::lbn_to_pbn`] and [`Layout::angle_of`] of that sector in one
+    /// lookup: what a shortest-positioning-time scheduler needs per request.
+    pub fn locate(&self, lbn: Lbn) -> Result<(Pbn, Angle), LayoutError> {
+        dispatch!(self, m => m.locate(lbn))
+    }
     /// [`Layout::track_of`] plus the track's size and rotational position, in
     /// one lookup: what a planner needs per track. Angles of the track's
     /// sectors then come from [`TrackGeometry::angle_of_sector`].

@@ -166,6 +166,11 @@ impl SerpentineLayout {
         self.tracks.iter().map(extent).collect()
     }
 
+    pub fn locate(&self, lbn: Lbn) -> Result<(Pbn, Angle), LayoutError> {
+        let pbn = self.lbn_to_pbn(lbn)?;
+        Ok((pbn, self.angle_of(pbn)?))
+    }
+
     pub fn track_geometry(&self, lbn: Lbn) -> Result<TrackGeometry, LayoutError> {
         let track = self.track_of_lbn(lbn)?;
         Ok(TrackGeometry {

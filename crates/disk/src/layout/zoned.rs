@@ -285,6 +285,29 @@ impl ZonedLayout {
         Ok(self.pbn_of_position(zone, position))
     }
 
+    /// [`ZonedLayout::lbn_to_pbn`] and the angle of that sector, from one
+    /// zone lookup.
+    pub fn locate(&self, lbn: Lbn) -> Result<(Pbn, Angle), LayoutError> {
+        let zone = self.zone_of_lbn(lbn)?;
+        let (unit, offset) = Self::virtual_unit(zone, lbn);
+        let position = zone.sparing.physical_unit(unit) * zone.unit_sectors.get() + offset;
+        let (cylinder, in_cylinder) = zone.cylinder_sectors.div_rem(position);
+        let (index, sector) = zone.track_sectors.div_rem(in_cylinder);
+        let address = TrackAddress {
+            zone,
+            cylinder,
+            index,
+        };
+        let first = self.first_angle(&address);
+        let cylinder = zone.first_cylinder + cylinder as u32;
+        let pbn = Pbn {
+            cylinder,
+            surface: self.head_of(zone, cylinder, index as u32),
+            sector: sector as u32,
+        };
+        Ok((pbn, zone.grid.sector_angle(first, pbn.sector)))
+    }
+
     /// Whether `lbn` lives in a replacement sector rather than its home sector.
     pub fn is_remapped(&self, lbn: Lbn) -> Result<bool, LayoutError> {
         let zone = self.zone_of_lbn(lbn)?;

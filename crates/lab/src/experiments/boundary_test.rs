@@ -74,14 +74,14 @@ fn figure(points: &[BoundaryPoint], crossing_ms: f64, within_ms: f64) -> Figure 
         ),
         Series::new(
             "spinstack: mean crossing",
-            Mark::Dashed,
-            1,
+            Mark::Line,
+            2,
             vec![(-size + 1.0, crossing_ms), (-1.0, crossing_ms)],
         ),
         Series::new(
             "spinstack: mean within one track",
-            Mark::Dashed,
-            0,
+            Mark::Line,
+            4,
             vec![(0.0, within_ms), (2.0 * size - 1.0, within_ms)],
         ),
         Series::new(
