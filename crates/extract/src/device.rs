@@ -2,7 +2,9 @@
 //! block device or file, strictly read-only.
 //!
 //! The device is opened `O_RDONLY | O_DIRECT` (plain `O_RDONLY` where the file
-//! system refuses O_DIRECT, and the probe says so). It never writes data and never
+//! system refuses O_DIRECT, with the page cache dropped for each read range before
+//! the read, and the probe says so). A device the process may not open (EPERM,
+//! EACCES) is an error that names it and says why. It never writes data and never
 //! changes a mode page: the caching mode page can only be changed by MODE SELECT,
 //! which this probe refuses to send, so `set_caching` is unsupported here and the
 //! user must turn the read cache off beforehand (`sdparm --set RCD=1`) for timing
@@ -62,20 +64,7 @@ impl DeviceProbe {
             command,
             detail,
         };
-        let (file, direct) = match std::fs::OpenOptions::new()
-            .read(true)
-            .custom_flags(libc::O_DIRECT)
-            .open(path)
-        {
-            Ok(file) => (file, true),
-            Err(_) => (
-                std::fs::OpenOptions::new()
-                    .read(true)
-                    .open(path)
-                    .map_err(|e| failed("open", e.to_string()))?,
-                false,
-            ),
-        };
+        let (file, direct) = open_read_only(path).map_err(|detail| failed("open", detail))?;
         let bytes = device_bytes(&file).map_err(|e| failed("READ CAPACITY", e))?;
         let mut probe = DeviceProbe {
             path: path.to_path_buf(),
@@ -101,6 +90,34 @@ impl DeviceProbe {
             command,
             reason: reason.to_string(),
         }
+    }
+}
+
+/// Open `path` read-only, with O_DIRECT where the device or file system takes it
+/// (false: buffered reads, each preceded by POSIX_FADV_DONTNEED so that a reread
+/// is not served from the page cache). A refusal to open at all is explained:
+/// EPERM and EACCES mean the caller may not read the device (permissions, or a
+/// container's device policy), which no fallback can fix.
+fn open_read_only(path: &Path) -> Result<(File, bool), String> {
+    let direct = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_DIRECT)
+        .open(path);
+    let direct_error = match direct {
+        Ok(file) => return Ok((file, true)),
+        Err(e) => e,
+    };
+    match std::fs::OpenOptions::new().read(true).open(path) {
+        Ok(file) => Ok((file, false)),
+        Err(e) => Err(match e.raw_os_error() {
+            Some(libc::EPERM) | Some(libc::EACCES) => format!(
+                "cannot open it read-only ({e}); this process is not allowed to read the \
+                 device (file permissions, or a sandbox/container device policy); nothing \
+                 was read or written"
+            ),
+            _ if e.kind() == direct_error.kind() => e.to_string(),
+            _ => format!("{e} (with O_DIRECT: {direct_error})"),
+        }),
     }
 }
 
@@ -301,6 +318,20 @@ impl Probe for DeviceProbe {
                 command: "READ",
                 detail: format!("{} bytes is more than the probe reads at once", length),
             });
+        }
+        if !self.direct {
+            // Buffered reads: drop the range from the page cache so the device, not
+            // memory, answers. Advice only; a failure leaves timings cache-hot,
+            // which the repeat-read check then reports as "no track structure".
+            // SAFETY: plain syscall on an open descriptor.
+            unsafe {
+                libc::posix_fadvise(
+                    self.file.as_raw_fd(),
+                    start as libc::off_t,
+                    length as libc::off_t,
+                    libc::POSIX_FADV_DONTNEED,
+                );
+            }
         }
         let issued = self.now();
         let buffer = self.buffer.slice(length);

@@ -186,6 +186,11 @@ pub fn extract_device(
         return Ok((report, Some(found.map)));
     }
     report.method = "timing".to_string();
+    let io_note = if report.direct_io {
+        ""
+    } else {
+        " (O_DIRECT refused: buffered reads, page cache dropped before each)"
+    };
     if capacity < 2 {
         report.message =
             "no track structure found: the device holds fewer than two sectors".to_string();
@@ -197,7 +202,7 @@ pub fn extract_device(
         report.message = format!(
             "no track structure found: the device does not answer SCSI address translation, and reading one \
 sector again right after reading it takes {repeat_ms:.3} ms, not the full revolution (4-17 ms) of a rotating disk \
-with its read cache off; it is solid-state, virtual (virtio, loop, a file) or caching"
+with its read cache off; it is solid-state, virtual (virtio, loop, a file) or caching{io_note}"
         );
         report.wall_seconds = wall.elapsed().as_secs_f64();
         return Ok((report, None));

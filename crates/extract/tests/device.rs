@@ -61,3 +61,22 @@ fn missing_device_is_an_error_naming_it() {
     .expect_err("no such device");
     assert!(error.to_string().contains("/nonexistent/disk"));
 }
+
+/// Proves that a device this process may not open (EPERM/EACCES, as /dev/vda in a
+/// sandbox) is an error naming the device and the reason, never a silent "no
+/// structure". Skips where /dev/vda is absent or readable.
+#[test]
+fn forbidden_device_is_an_error_naming_it_and_why() {
+    let path = std::path::Path::new("/dev/vda");
+    match std::fs::File::open(path) {
+        Err(e) if matches!(e.raw_os_error(), Some(libc::EPERM) | Some(libc::EACCES)) => {}
+        _ => {
+            println!("SKIP: /dev/vda absent or readable here");
+            return;
+        }
+    }
+    let error = extract_device(path, &TimingOptions::default()).expect_err("forbidden");
+    let text = error.to_string();
+    assert!(text.contains("/dev/vda"), "{text}");
+    assert!(text.contains("not allowed to read"), "{text}");
+}

@@ -236,26 +236,3 @@ fn no_false_acceptances() {
         "{uncertain} of {tracks} tracks uncertain"
     );
 }
-
-/// Prints the extracted and true tracks around the first false acceptance of the
-/// layout chosen by SEED and KIND (debugging aid; proves nothing, so ignored).
-#[test]
-#[ignore]
-fn show_one() {
-    let seed: u64 = std::env::var("SEED").map_or(0, |s| s.parse().unwrap());
-    let layout = if std::env::var("KIND").as_deref() == Ok("serpentine") {
-        random_serpentine(&mut Rng::new(seed))
-    } else {
-        random_zoned(&mut Rng::new(seed))
-    };
-    let mut probe = SimulatedProbe::translate_only("random", &layout).unwrap();
-    probe.set_jitter(Some(Jitter::typical(seed)));
-    let truth = true_map(probe.layout(), "random");
-    let options = TimingOptions { regions: 3, ..TimingOptions::default() };
-    let found = extract(&mut probe, &options).unwrap();
-    println!("cal rev {:?} same {:?} thr {:?}", found.revolution, found.same_track_delta, found.threshold);
-    for (a, b) in found.map.tracks.iter().zip(&truth.tracks) {
-        println!("{} {} {} | {} {}", a.first.0, a.sectors.0, a.uncertain, b.first.0, b.sectors.0);
-    }
-    println!("{layout:?}");
-}

@@ -9,7 +9,8 @@ pub enum Tolerance {
     /// |ours − paper| ≤ fraction · |paper|. The default is 10%.
     Relative(f64),
     /// |ours − paper| ≤ value, in the claim's unit. Used only where the paper's value
-    /// is zero (a relative bound would be meaningless there).
+    /// is zero (a relative bound would be meaningless there) or a range (paper = its
+    /// midpoint, value = its half-width).
     Absolute(f64),
 }
 

@@ -3,15 +3,16 @@
 //! **What it models.** Nothing new: it drives the disk model (and later the volume,
 //! file-system and replica layers) with the workloads each paper describes, measures
 //! what the paper measured, and writes the paper's number next to ours. One module
-//! per figure or table under [`experiments`]; the [`harness`] writes each one's
+//! per figure or table under [`experiments`] (the validation paper's boundary and
+//! zero-latency tests wrap spinstack-extract's data functions); the [`harness`] writes each one's
 //! `data.csv`, `plot.svg`/`plot.png`, `summary.md` and `summary.json`; [`report`]
 //! gathers them into one page.
 //!
 //! **Invariants.** Every experiment is a pure function of its [`harness::Scale`] and
 //! seed: the same command twice writes byte-identical files. No experiment reads a
 //! file from outside the project (drives come from the built-in catalog). Claims are
-//! checked against a stated tolerance (10% relative unless the paper's value is zero)
-//! and a miss is reported with its reason, never tuned away.
+//! checked against a stated tolerance (10% relative unless the paper's value is zero
+//! or a range, which get an absolute bound) and a miss is reported with its reason, never tuned away.
 //!
 //! **What it does not model.** Host-side costs the papers' testbeds had (device-driver
 //! and SCSI adapter overheads between requests): requests are issued at the instant

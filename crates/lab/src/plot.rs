@@ -419,3 +419,23 @@ fn preferred_sans_family(fonts: &resvg::usvg::fontdb::Database) -> Option<String
         .or_else(|| families.iter().find(|f| f.contains("Sans")).cloned())
         .or_else(|| families.first().cloned())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    // Proves an upper legend gets room above the data (the data's top stays below
+    // the legend's bottom edge) and a lower legend leaves the range alone.
+    #[test]
+    fn upper_legend_gets_room_above_the_data() {
+        let entries = 5;
+        let (low, high) = with_legend_room((0.0, 1.0), LegendCorner::UpperLeft, entries);
+        assert_eq!(low, 0.0);
+        let legend_share = (entries as f64 * LEGEND_ENTRY_PX + 16.0) / PLOT_AREA_PX;
+        assert!(1.0 <= high * (1.0 - legend_share) + 1e-9, "top {high}");
+        assert_eq!(
+            with_legend_room((0.0, 1.0), LegendCorner::LowerRight, entries),
+            (0.0, 1.0)
+        );
+    }
+}

@@ -97,12 +97,28 @@ fn override_note(overridden: &[bool]) -> String {
             continue;
         }
         if switched {
+            let spec = drives::spec(setup.catalog).ok();
+            let flag = |on: Option<bool>| match on {
+                Some(true) => "on",
+                Some(false) => "off",
+                None => "unknown",
+            };
             text.push_str(&format!(
                 " The catalog's {} ({}) has zero-latency access in the model (immediate \
-                 buffer read or DiskSim's 'read any free blocks'; the DIXtrac-extracted \
-                 ibm18es sets Read any free blocks = 1), so it is switched off here.",
-                setup.label, setup.catalog
+                 buffer read {}, DiskSim's 'read any free blocks' {}), so both are switched \
+                 off here.",
+                setup.label,
+                setup.catalog,
+                flag(spec.as_ref().map(|s| s.firmware.immediate_buffer_read)),
+                flag(spec.as_ref().map(|s| s.firmware.cache.read_any_free_blocks)),
             ));
+            if setup.catalog == ULTRASTAR_18ES {
+                text.push_str(
+                    " (ibm18es is imported from the DIXtrac-extracted DiskSim model, which \
+                     has Read any free blocks = 1 although the paper says the drive lacks \
+                     zero-latency access.)",
+                );
+            }
         } else {
             text.push_str(&format!(
                 " The catalog's {} ({}) already has neither immediate buffer read nor read \
