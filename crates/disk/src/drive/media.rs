@@ -7,7 +7,7 @@
 //! (notes §3.4, §4.3, §4.4).
 
 use super::mechanics::{Mechanics, Picoseconds};
-use crate::layout::{Layout, LayoutError, Pbn, TrackExtent};
+use crate::layout::{Layout, LayoutError, TrackExtent, TrackGeometry};
 use spinstack_sim::units::Lbn;
 
 /// Consecutive LBNs read or written back to back on one track.
@@ -153,21 +153,26 @@ pub enum TrackStop {
 /// track-boundary query is the costliest part of planning.
 #[derive(Debug, Default)]
 pub struct TrackCache {
-    last: std::cell::Cell<Option<(TrackExtent, u32)>>,
+    last: std::cell::Cell<Option<TrackGeometry>>,
 }
 
 impl TrackCache {
     /// The track holding `lbn` and its physical sectors per track.
     pub fn get(&self, layout: &Layout, lbn: u64) -> Result<(TrackExtent, u32), LayoutError> {
-        if let Some((track, spt)) = self.last.get() {
-            if track.contains(Lbn(lbn)) {
-                return Ok((track, spt));
+        let track = self.geometry(layout, lbn)?;
+        Ok((track.extent, track.sectors_per_track))
+    }
+
+    /// The track holding `lbn` with its size and sector angles (one layout lookup).
+    pub fn geometry(&self, layout: &Layout, lbn: u64) -> Result<TrackGeometry, LayoutError> {
+        if let Some(track) = self.last.get() {
+            if track.extent.contains(Lbn(lbn)) {
+                return Ok(track);
             }
         }
-        let track = layout.track_of(Lbn(lbn))?;
-        let spt = layout.sectors_per_track(track.cylinder, track.surface)?;
-        self.last.set(Some((track, spt)));
-        Ok((track, spt))
+        let track = layout.track_geometry(Lbn(lbn))?;
+        self.last.set(Some(track));
+        Ok(track)
     }
 }
 
@@ -210,7 +215,8 @@ impl Media<'_> {
                 }
                 tracks_beyond += 1;
             }
-            let (track, spt) = self.tracks.get(self.layout, lbn)?;
+            let geometry = self.tracks.geometry(self.layout, lbn)?;
+            let track = geometry.extent;
             if lbn >= must_end && (!first_track || span.continuing) {
                 let stop = match mode.stop {
                     TrackStop::Never => false,
@@ -245,7 +251,7 @@ impl Media<'_> {
             } else {
                 track_end
             };
-            self.plan_track((&track, spt), wanted_from, lbn, split, arrive, mode, runs)?;
+            self.plan_track(&geometry, wanted_from, lbn, split, arrive, mode, runs)?;
             if split < track_end {
                 let now = runs[before..]
                     .iter()
@@ -257,7 +263,7 @@ impl Media<'_> {
                     free_blocks: false,
                     ..mode
                 };
-                self.plan_track((&track, spt), split, split, track_end, now, rest, runs)?;
+                self.plan_track(&geometry, split, split, track_end, now, rest, runs)?;
             }
             for run in &mut runs[before..] {
                 run.positioning_start_ps = arm.free_ps;
@@ -287,7 +293,7 @@ impl Media<'_> {
     #[allow(clippy::too_many_arguments)]
     fn plan_track(
         &self,
-        (track, spt): (&TrackExtent, u32),
+        geometry: &TrackGeometry,
         wanted_from: u64,
         needed_from: u64,
         end: u64,
@@ -296,7 +302,8 @@ impl Media<'_> {
         runs: &mut Vec<Run>,
     ) -> Result<(), LayoutError> {
         let rotation = self.mechanics.rotation;
-        let sector_width = ((1u64 << 32) / spt as u64) as u32;
+        let (track, spt) = (&geometry.extent, geometry.sectors_per_track);
+        let sector_width = geometry.sector_width();
         let sector_ps = rotation.xfertime(1, sector_width);
         // A track whose LBN count equals its sector count has no slipped or spare
         // sectors: LBN i of the track sits in sector i (sector 0 holds the lowest).
@@ -323,13 +330,8 @@ impl Media<'_> {
             // Slipped or remapped sectors inside the range: plan block by block.
             return self.plan_irregular(base, needed_from, arrive, mode, runs);
         }
-        let angle = |s: u32| {
-            self.layout.angle_of(Pbn {
-                cylinder: track.cylinder,
-                surface: track.surface,
-                sector: s,
-            })
-        };
+        // No layout lookup per sector: the track's geometry gives its angles.
+        let angle = |s: u32| Ok::<_, LayoutError>(geometry.angle_of_sector(s));
         let theta = rotation.angle_at(arrive);
         let a_first = angle(first_sector)?.0;
         let inside = mode.immediate && count > 1 && {
@@ -394,8 +396,8 @@ impl Media<'_> {
         let rotation = self.mechanics.rotation;
         let mut now = arrive;
         for lbn in base.first..base.end_lbn() {
-            let pbn = self.layout.lbn_to_pbn(Lbn(lbn))?;
-            let a = self.layout.angle_of(pbn)?.0;
+            let (pbn, angle) = self.layout.locate(Lbn(lbn))?;
+            let a = angle.0;
             let mut start = now + rotation.rottime(rotation.angle_at(now), a);
             if mode.is_write {
                 start = wait_revolutions(start, mode.ready(lbn), rotation.period_ps);
@@ -421,7 +423,7 @@ impl Media<'_> {
         lbn: u64,
         is_write: bool,
     ) -> Result<Picoseconds, LayoutError> {
-        let pbn = self.layout.lbn_to_pbn(Lbn(lbn))?;
+        let (pbn, angle) = self.layout.locate(Lbn(lbn))?;
         let pos = self.mechanics.positioning(
             (arm.cylinder, arm.surface),
             (pbn.cylinder, pbn.surface),
@@ -429,7 +431,7 @@ impl Media<'_> {
         );
         let arrive = arm.free_ps + pos.total_ps;
         let rotation = self.mechanics.rotation;
-        let a = self.layout.angle_of(pbn)?.0;
+        let a = angle.0;
         Ok(pos.total_ps + rotation.rottime(rotation.angle_at(arrive), a))
     }
 }

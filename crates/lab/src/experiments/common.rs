@@ -3,6 +3,7 @@
 
 use crate::driver::{run_closed_loop, Access, Run, Workload};
 use crate::drives::Zone;
+use crate::harness::RunContext;
 use crate::rng::SplitMix64;
 use crate::LabError;
 use spinstack_disk::drive::{Drive, DriveOptions};
@@ -77,6 +78,55 @@ pub struct Point<'a> {
     pub requests: usize,
     /// Seeds the request stream; the label names the series so each has its own.
     pub seed: u64,
+}
+
+/// What stays fixed along one curve of a figure; only the request size varies.
+#[derive(Clone, Copy)]
+pub struct Curve<'a> {
+    pub spec: &'a DriveSpec,
+    pub zone: &'a Zone,
+    pub workload: Workload,
+    pub alignment: Alignment,
+    pub direction: Direction,
+}
+
+impl<'a> Curve<'a> {
+    /// This curve's point at `sectors`, with the run's request count and seed.
+    pub fn point(self, sectors: Sectors, context: &RunContext) -> Point<'a> {
+        Point {
+            spec: self.spec,
+            zone: self.zone,
+            workload: self.workload,
+            alignment: self.alignment,
+            direction: self.direction,
+            sectors,
+            requests: context.scale.requests_per_point,
+            seed: context.seed,
+        }
+    }
+}
+
+/// Every curve at every size, curve by curve (so a point's index divided by
+/// `sizes.len()` is its curve's index).
+pub fn curve_points<'a>(
+    curves: impl IntoIterator<Item = Curve<'a>>,
+    sizes: &[Sectors],
+    context: &RunContext,
+) -> Vec<Point<'a>> {
+    curves
+        .into_iter()
+        .flat_map(|curve| {
+            sizes
+                .iter()
+                .map(move |&sectors| curve.point(sectors, context))
+        })
+        .collect()
+}
+
+/// Size the progress bar to `points` and run them all (see `measure_all`).
+pub fn measure_points(points: &[Point], context: &RunContext) -> Result<Vec<Run>, LabError> {
+    context.progress.set_length(points.len() as u64);
+    measure_all(points, context.progress)
 }
 
 /// Run one point on a freshly built drive (cold cache, head at cylinder 0).
@@ -219,18 +269,30 @@ pub fn component_differences(unaligned: &MeanBreakdown, aligned: &MeanBreakdown)
     )
 }
 
-/// "overhead a + seek b + ... = c ms": a mean response time in the drive's own
-/// components (which add up to it).
-pub fn decomposition(b: &MeanBreakdown) -> String {
-    format!(
-        "overhead {:.2} + seek {:.2} + rotational latency {:.2} + head switch {:.2} + media \
-         transfer {:.2} + bus transfer not overlapped {:.2} = {:.2} ms",
+/// The response time's six components, in milliseconds: overhead, seek, rotational
+/// latency, head switch, media transfer and bus transfer not overlapped with media
+/// work. By the breakdown's contract (spinstack-sim, request.rs) they add up to the
+/// response time.
+pub fn components_ms(b: &MeanBreakdown) -> [f64; 6] {
+    [
         b.overhead_ms,
         b.seek_ms,
         b.rotational_latency_ms,
         b.head_switch_ms,
         b.media_transfer_ms,
         b.bus_transfer_ms - b.overlap_ms,
+    ]
+}
+
+/// "overhead a + seek b + ... = c ms": a mean response time in the drive's own
+/// components (which add up to it).
+pub fn decomposition(b: &MeanBreakdown) -> String {
+    let [overhead, seek, rotational_latency, head_switch, media_transfer, exposed_bus] =
+        components_ms(b);
+    format!(
+        "overhead {overhead:.2} + seek {seek:.2} + rotational latency \
+         {rotational_latency:.2} + head switch {head_switch:.2} + media transfer \
+         {media_transfer:.2} + bus transfer not overlapped {exposed_bus:.2} = {:.2} ms",
         b.response_ms
     )
 }

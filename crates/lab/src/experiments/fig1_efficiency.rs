@@ -14,7 +14,9 @@
 //! efficiency is what the layout's skews allow: a cylinder's SPT × surfaces sectors
 //! take that many sector times plus the track and cylinder skews.
 
-use super::common::{kilobytes, mean_breakdown, measure_all, sizes_up_to, Alignment, Point};
+use super::common::{
+    curve_points, kilobytes, mean_breakdown, measure_points, sizes_up_to, Alignment, Curve,
+};
 use crate::claim::Claim;
 use crate::driver::Workload;
 use crate::drives::{self, Zone, ATLAS_10K_II};
@@ -87,22 +89,15 @@ impl Experiment for Fig1Efficiency {
         let revolution_ms = drives::revolution(&spec).as_ms_f64();
         let sizes = sizes_up_to(spt, 6, 4);
         let alignments = [Alignment::Aligned, Alignment::Unaligned];
-        let points: Vec<Point> = alignments
-            .iter()
-            .flat_map(|&alignment| sizes.iter().map(move |&sectors| (alignment, sectors)))
-            .map(|(alignment, sectors)| Point {
-                spec: &spec,
-                zone: &zone,
-                workload: Workload::TwoReq,
-                alignment,
-                direction: Direction::Read,
-                sectors,
-                requests: context.scale.requests_per_point,
-                seed: context.seed,
-            })
-            .collect();
-        context.progress.set_length(points.len() as u64);
-        let runs = measure_all(&points, context.progress)?;
+        let curves = alignments.map(|alignment| Curve {
+            spec: &spec,
+            zone: &zone,
+            workload: Workload::TwoReq,
+            alignment,
+            direction: Direction::Read,
+        });
+        let points = curve_points(curves, &sizes, context);
+        let runs = measure_points(&points, context)?;
         let mut data = DataTable::new(&[
             "alignment",
             "sectors",

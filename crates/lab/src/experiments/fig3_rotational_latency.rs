@@ -20,7 +20,7 @@
 //! as built (zero-latency) and with zero-latency access switched off; the drive's own
 //! rotational-latency component (every rotational wait of the request) is averaged.
 
-use super::common::{mean_breakdown, measure_all, Alignment, Point};
+use super::common::{curve_points, mean_breakdown, measure_points, Alignment, Curve};
 use crate::claim::{Claim, Tolerance};
 use crate::driver::Workload;
 use crate::drives::{self, ATLAS_10K_II};
@@ -75,7 +75,6 @@ impl Experiment for Fig3RotationalLatency {
         let spt = zone.sectors_per_track;
         let revolution_ms = drives::revolution(&zero_latency).as_ms_f64();
         let sizes = sizes(spt);
-        context.progress.set_length(2 * sizes.len() as u64);
         let mut data = DataTable::new(&[
             "disk",
             "sectors",
@@ -89,21 +88,15 @@ impl Experiment for Fig3RotationalLatency {
             simulated: [Vec::new(), Vec::new()],
         };
         let specs = [&zero_latency, &ordinary];
-        let points: Vec<Point> = specs
-            .iter()
-            .flat_map(|spec| sizes.iter().map(move |&sectors| (spec, sectors)))
-            .map(|(spec, sectors)| Point {
-                spec,
-                zone: &zone,
-                workload: Workload::OneReq,
-                alignment: Alignment::Aligned,
-                direction: Direction::Read,
-                sectors,
-                requests: context.scale.requests_per_point,
-                seed: context.seed,
-            })
-            .collect();
-        let runs = measure_all(&points, context.progress)?;
+        let disks = specs.map(|spec| Curve {
+            spec,
+            zone: &zone,
+            workload: Workload::OneReq,
+            alignment: Alignment::Aligned,
+            direction: Direction::Read,
+        });
+        let points = curve_points(disks, &sizes, context);
+        let runs = measure_points(&points, context)?;
         for (point, run) in points.iter().zip(&runs) {
             let index = usize::from(point.spec.name != zero_latency.name);
             let sectors = point.sectors;

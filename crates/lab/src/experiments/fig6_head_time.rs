@@ -8,7 +8,8 @@
 //! tworeq.
 
 use super::common::{
-    kilobytes, mean_breakdown, measure_all, reduction_percent, sizes_up_to, Alignment, Point,
+    curve_points, kilobytes, mean_breakdown, measure_points, reduction_percent, sizes_up_to,
+    Alignment, Curve,
 };
 use crate::claim::Claim;
 use crate::driver::{Run, Workload};
@@ -80,22 +81,15 @@ impl Experiment for Fig6HeadTime {
                 &spec
             }
         };
-        let points: Vec<Point> = CURVES
-            .iter()
-            .flat_map(|curve| sizes.iter().map(move |&sectors| (curve, sectors)))
-            .map(|(&(_, workload, alignment, zero), sectors)| Point {
-                spec: spec_of(zero),
-                zone: &zone,
-                workload,
-                alignment,
-                direction: Direction::Read,
-                sectors,
-                requests: context.scale.requests_per_point,
-                seed: context.seed,
-            })
-            .collect();
-        context.progress.set_length(points.len() as u64);
-        let runs = measure_all(&points, context.progress)?;
+        let curves = CURVES.map(|(_, workload, alignment, zero)| Curve {
+            spec: spec_of(zero),
+            zone: &zone,
+            workload,
+            alignment,
+            direction: Direction::Read,
+        });
+        let points = curve_points(curves, &sizes, context);
+        let runs = measure_points(&points, context)?;
         let mut data = DataTable::new(&[
             "curve",
             "sectors",

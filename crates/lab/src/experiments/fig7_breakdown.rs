@@ -14,7 +14,8 @@
 //! media transfer plus the last sector's transfer remain exposed.
 
 use super::common::{
-    component_differences, kilobytes, mean_breakdown, measure_all, Alignment, MeanBreakdown, Point,
+    component_differences, components_ms, curve_points, kilobytes, mean_breakdown, measure_points,
+    Alignment, Curve, MeanBreakdown,
 };
 use crate::claim::{Claim, Tolerance};
 use crate::driver::Workload;
@@ -28,6 +29,7 @@ use spinstack_sim::units::Sectors;
 
 pub struct Fig7Breakdown;
 
+/// Legend names of the stacked components, in `components_ms` order.
 const COMPONENTS: [&str; 6] = [
     "overhead",
     "seek",
@@ -37,22 +39,9 @@ const COMPONENTS: [&str; 6] = [
     "bus transfer (not overlapped)",
 ];
 
-/// The stacked components of one bar, straight from the drive's breakdown. By the
-/// breakdown's contract (spinstack-sim, request.rs) they add up to the response time.
-fn stack(b: &MeanBreakdown) -> [f64; 6] {
-    [
-        b.overhead_ms,
-        b.seek_ms,
-        b.rotational_latency_ms,
-        b.head_switch_ms,
-        b.media_transfer_ms,
-        b.bus_transfer_ms - b.overlap_ms,
-    ]
-}
-
 /// Response time the components do not account for (should be about zero).
 fn unaccounted_ms(b: &MeanBreakdown) -> f64 {
-    b.response_ms - stack(b).iter().sum::<f64>()
+    b.response_ms - components_ms(b).iter().sum::<f64>()
 }
 
 /// Out-of-order delivery: the bus runs beside the media; what stays exposed is the
@@ -80,21 +69,15 @@ impl Experiment for Fig7Breakdown {
         let spec = drives::spec(ATLAS_10K_II)?;
         let zone = drives::first_zone(&spec, &drives::layout(&spec)?)?;
         let spt = zone.sectors_per_track;
-        let points: Vec<Point> = [Alignment::Unaligned, Alignment::Aligned]
-            .into_iter()
-            .map(|alignment| Point {
-                spec: &spec,
-                zone: &zone,
-                workload: Workload::OneReq,
-                alignment,
-                direction: Direction::Read,
-                sectors: spt,
-                requests: context.scale.requests_per_point,
-                seed: context.seed,
-            })
-            .collect();
-        context.progress.set_length(points.len() as u64);
-        let runs = measure_all(&points, context.progress)?;
+        let curves = [Alignment::Unaligned, Alignment::Aligned].map(|alignment| Curve {
+            spec: &spec,
+            zone: &zone,
+            workload: Workload::OneReq,
+            alignment,
+            direction: Direction::Read,
+        });
+        let points = curve_points(curves, &[spt], context);
+        let runs = measure_points(&points, context)?;
         let unaligned = mean_breakdown(&runs[0]);
         let aligned = mean_breakdown(&runs[1]);
         let reordered = out_of_order(&aligned, spt);
@@ -192,7 +175,7 @@ fn claims(unaligned: &MeanBreakdown, aligned: &MeanBreakdown) -> Vec<Claim> {
 }
 
 fn figure(bars: &[(&str, MeanBreakdown); 3], spt: Sectors) -> Figure {
-    let stacks: Vec<[f64; 6]> = bars.iter().map(|(_, b)| stack(b)).collect();
+    let stacks: Vec<[f64; 6]> = bars.iter().map(|(_, b)| components_ms(b)).collect();
     let components = COMPONENTS
         .iter()
         .enumerate()

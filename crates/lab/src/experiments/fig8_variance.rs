@@ -4,7 +4,9 @@
 //! for aligned access and from 2.0 to 1.5 ms for unaligned; the seeks' own σ is
 //! 0.4 ms, so aligned track-sized variance is all seek.
 
-use super::common::{kilobytes, mean_breakdown, measure_all, sizes_up_to, Alignment, Point};
+use super::common::{
+    curve_points, kilobytes, mean_breakdown, measure_points, sizes_up_to, Alignment, Curve,
+};
 use crate::claim::Claim;
 use crate::driver::{mean_and_deviation, Run, Workload};
 use crate::drives::{self, ATLAS_10K_II};
@@ -49,22 +51,15 @@ impl Experiment for Fig8Variance {
         let zone = drives::first_zone(&spec, &drives::layout(&spec)?)?;
         let spt = zone.sectors_per_track;
         let sizes = sizes_up_to(spt, 1, 8);
-        let points: Vec<Point> = [Alignment::Aligned, Alignment::Unaligned]
-            .into_iter()
-            .flat_map(|alignment| sizes.iter().map(move |&sectors| (alignment, sectors)))
-            .map(|(alignment, sectors)| Point {
-                spec: &spec,
-                zone: &zone,
-                workload: Workload::OneReq,
-                alignment,
-                direction: Direction::Read,
-                sectors,
-                requests: context.scale.requests_per_point,
-                seed: context.seed,
-            })
-            .collect();
-        context.progress.set_length(points.len() as u64);
-        let runs = measure_all(&points, context.progress)?;
+        let curves = [Alignment::Aligned, Alignment::Unaligned].map(|alignment| Curve {
+            spec: &spec,
+            zone: &zone,
+            workload: Workload::OneReq,
+            alignment,
+            direction: Direction::Read,
+        });
+        let points = curve_points(curves, &sizes, context);
+        let runs = measure_points(&points, context)?;
         let mut data = DataTable::new(&[
             "alignment",
             "sectors",

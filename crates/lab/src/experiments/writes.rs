@@ -8,8 +8,8 @@
 //! the seek is complete and the zero-latency write begins".
 
 use super::common::{
-    component_differences, decomposition, kilobytes, mean_breakdown, measure_all,
-    reduction_percent, sizes_up_to, Alignment, MeanBreakdown, Point,
+    component_differences, curve_points, decomposition, kilobytes, mean_breakdown, measure_points,
+    reduction_percent, sizes_up_to, Alignment, Curve, MeanBreakdown,
 };
 use crate::claim::Claim;
 use crate::driver::Workload;
@@ -43,22 +43,15 @@ impl Experiment for Writes {
         let zone = drives::first_zone(&spec, &drives::layout(&spec)?)?;
         let spt = zone.sectors_per_track;
         let sizes = sizes_up_to(spt, 1, 4);
-        let points: Vec<Point> = CURVES
-            .iter()
-            .flat_map(|curve| sizes.iter().map(move |&sectors| (curve, sectors)))
-            .map(|(&(_, workload, alignment), sectors)| Point {
-                spec: &spec,
-                zone: &zone,
-                workload,
-                alignment,
-                direction: Direction::Write,
-                sectors,
-                requests: context.scale.requests_per_point,
-                seed: context.seed,
-            })
-            .collect();
-        context.progress.set_length(points.len() as u64);
-        let runs = measure_all(&points, context.progress)?;
+        let curves = CURVES.map(|(_, workload, alignment)| Curve {
+            spec: &spec,
+            zone: &zone,
+            workload,
+            alignment,
+            direction: Direction::Write,
+        });
+        let points = curve_points(curves, &sizes, context);
+        let runs = measure_points(&points, context)?;
         let mut data = DataTable::new(&["curve", "sectors", "size_kb", "head_time_ms"]);
         let mut curves: Vec<Vec<(f64, f64)>> = vec![Vec::new(); CURVES.len()];
         let mut at_track = [f64::NAN; 4];

@@ -9,7 +9,8 @@
 //! with onereq here (tworeq is shown beside them).
 
 use super::common::{
-    component_differences, mean_breakdown, measure_all, reduction_percent, Alignment, Point,
+    component_differences, mean_breakdown, measure_points, reduction_percent, Alignment, Curve,
+    Point,
 };
 use crate::claim::Claim;
 use crate::driver::{Run, Workload};
@@ -166,20 +167,19 @@ impl Experiment for ZeroLatencyMatters {
             .iter()
             .zip(&zones)
             .flat_map(|(spec, zone)| {
-                GRID.iter().map(move |&(workload, alignment)| Point {
-                    spec,
-                    zone,
-                    workload,
-                    alignment,
-                    direction: Direction::Read,
-                    sectors: zone.sectors_per_track,
-                    requests: context.scale.requests_per_point,
-                    seed: context.seed,
+                GRID.iter().map(move |&(workload, alignment)| {
+                    let curve = Curve {
+                        spec,
+                        zone,
+                        workload,
+                        alignment,
+                        direction: Direction::Read,
+                    };
+                    curve.point(zone.sectors_per_track, context)
                 })
             })
             .collect();
-        context.progress.set_length(points.len() as u64);
-        let runs = measure_all(&points, context.progress)?;
+        let runs = measure_points(&points, context)?;
         let mut data = DataTable::new(&[
             "drive",
             "workload",
