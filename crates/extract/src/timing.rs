@@ -59,7 +59,7 @@ pub struct TimingOptions {
 impl Default for TimingOptions {
     fn default() -> Self {
         TimingOptions {
-            min_samples: 2,
+            min_samples: 3,
             max_samples: 15,
             confidence_sigmas: 4.5,
             regions: 16,
