@@ -186,14 +186,23 @@ impl<'p, P: Probe + ?Sized> Tester<'p, P> {
             .0 as f64)
     }
 
-    /// `count` samples of δ for the pair (x, x+1), each from its own two reads.
+    /// `count` samples of δ for the pair (x, x+1) from `count` + 1 reads chained
+    /// back to back: alone, pair, alone, pair, ... A pair after x alone ends
+    /// P + δ later; x alone after a pair ends P − δ later.
     fn samples(&mut self, x: u64, count: usize) -> Result<Vec<f64>, ProbeError> {
         let revolution = self.calibration.revolution_ns;
         let mut out = Vec::with_capacity(count);
-        for _ in 0..count {
-            let alone = self.completion(x, 1)?;
-            let pair = self.completion(x, 2)?;
-            out.push(phase_difference(pair - alone, revolution));
+        let mut last = self.completion(x, 1)?;
+        for i in 0..count {
+            let pair_next = i % 2 == 0;
+            let now = self.completion(x, if pair_next { 2 } else { 1 })?;
+            let elapsed = now - last;
+            out.push(if pair_next {
+                phase_difference(elapsed, revolution)
+            } else {
+                revolution - elapsed
+            });
+            last = now;
         }
         Ok(out)
     }
