@@ -24,6 +24,21 @@
 //! replaced by a local test: the local test needs no linear model (whose slope
 //! changes from zone to zone) and is immune to zero-latency firmware.
 //!
+//! **Interior confirmation (no false acceptance).** A confirmed end boundary
+//! says nothing of the pairs inside: a short zone-end track plus the next track
+//! can add up to the expected size. So no track is accepted before its interior
+//! is confirmed: single-sector reads chained over five checkpoints give each
+//! segment's angle (completion to completion, modulo a revolution; the one-sector
+//! bus time cancels, so it works on drives whose host link is slower than the
+//! platter, like the Atlas 10K); on one track the angles grow in proportion to
+//! LBN distance, a boundary adds its skew to one segment, and a track cannot
+//! hold confidently more LBNs than slots pass in a revolution. Where the link
+//! keeps up with the media, a read of the whole span must also not travel an
+//! extra revolution. A suspect segment (or an undecided interior) is settled by
+//! the boundary test on every pair in it; a pair that stays undecided makes the
+//! track `uncertain`. Cost: two checkpoint chains (about four revolutions) per
+//! track.
+//!
 //! **Cache defeat.** Extraction runs as many interleaved cursors over widely spread
 //! regions of the disk (traxtents used 100), one test per cursor in turn, so that
 //! consecutive tests never touch neighbouring data; each cursor first finds the
@@ -47,6 +62,8 @@ pub struct TimingOptions {
     pub min_samples: usize,
     /// Samples after which an undecided test is reported uncertain.
     pub max_samples: usize,
+    /// Checkpoint chains the interior test reads before it may decide.
+    pub interior_min_passes: usize,
     /// Robust standard errors between the median and the threshold needed to decide
     /// (4.5 ≈ one wrong decision in 300,000 tests for Gaussian noise).
     pub confidence_sigmas: f64,
@@ -61,6 +78,7 @@ impl Default for TimingOptions {
         TimingOptions {
             min_samples: 3,
             max_samples: 15,
+            interior_min_passes: 2,
             confidence_sigmas: 4.5,
             regions: 16,
             calibration_reads: 41,
@@ -186,23 +204,14 @@ impl<'p, P: Probe + ?Sized> Tester<'p, P> {
             .0 as f64)
     }
 
-    /// `count` samples of δ for the pair (x, x+1) from `count` + 1 reads chained
-    /// back to back: alone, pair, alone, pair, ... A pair after x alone ends
-    /// P + δ later; x alone after a pair ends P − δ later.
+    /// `count` samples of δ for the pair (x, x+1), each from its own two reads.
     fn samples(&mut self, x: u64, count: usize) -> Result<Vec<f64>, ProbeError> {
         let revolution = self.calibration.revolution_ns;
         let mut out = Vec::with_capacity(count);
-        let mut last = self.completion(x, 1)?;
-        for i in 0..count {
-            let pair_next = i % 2 == 0;
-            let now = self.completion(x, if pair_next { 2 } else { 1 })?;
-            let elapsed = now - last;
-            out.push(if pair_next {
-                phase_difference(elapsed, revolution)
-            } else {
-                revolution - elapsed
-            });
-            last = now;
+        for _ in 0..count {
+            let alone = self.completion(x, 1)?;
+            let pair = self.completion(x, 2)?;
+            out.push(phase_difference(pair - alone, revolution));
         }
         Ok(out)
     }
@@ -263,7 +272,7 @@ impl<'p, P: Probe + ?Sized> Tester<'p, P> {
             self.interior_pass(&checkpoints, &mut angles)?;
             let passes = angles[0].len();
             let decision = self.judge_interior(&checkpoints, &angles);
-            if passes >= self.options.min_samples.max(2) {
+            if passes >= self.options.interior_min_passes.max(2) {
                 if let Some(result) = decision {
                     return Ok(result);
                 }

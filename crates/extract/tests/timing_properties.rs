@@ -1,13 +1,10 @@
-//! Proves that timing-only extraction, with host jitter on, recovers the exact
-//! track boundaries of random zoned (slips, spares, several zones and surface
+//! Proves that timing-only extraction, with host jitter on, never accepts a wrong
+//! track as certain on random zoned (slips, spares, several zones and surface
 //! orders) and serpentine (per-surface track sizes) layouts whose skews cover the
-//! head switch, as real drives' do. Reads are timed by the analytic model (10,000
-//! RPM, 0.3 ms head switch, 0.8 ms single-cylinder seek); the rate of inexact maps
-//! is measured and bounded rather than claimed to be zero. Track sizes of
-//! neighbouring zones and surfaces stay within 20% of each other, as on real
-//! drives: the common-case test cannot tell one track of S sectors from two
-//! tracks whose sizes add up to S (see the limits in timing.rs). proptest prints
-//! the seed.
+//! head switch, as real drives' do: every track is exact or flagged uncertain.
+//! Reads are timed by the analytic model (10,000 RPM, 0.3 ms head switch, 0.8 ms
+//! single-cylinder seek). Track sizes of neighbouring zones and surfaces stay
+//! within 20% of each other, as on real drives. Failures print their seed.
 
 use spinstack_disk::spec::{
     LayoutSpec, SerpentineLayoutSpec, SerpentineZoneSpec, SparingScheme, SurfaceOrder, ZoneSpec,
