@@ -2,6 +2,8 @@
 //! every drive loads, spot figures match the files, and malformed inputs give
 //! errors naming the file, line and parameter. Skips when the folder is absent.
 
+mod layout_common;
+
 use spinstack_disk::import::load_parv;
 use spinstack_disk::spec::{
     LayoutSpec, ReadAheadMode, SchedulingPolicy, SeekSpec, SparingScheme, SurfaceOrder,
@@ -19,19 +21,7 @@ fn params_dir() -> Option<PathBuf> {
     }
 }
 
-const DRIVES: [&str; 11] = [
-    "atlas10k",
-    "atlas_III",
-    "barracuda",
-    "cheetah4LP",
-    "cheetah9LP",
-    "dec_rz26",
-    "hp_c2247a",
-    "hp_c2490a",
-    "hp_c3323a",
-    "ibm18es",
-    "st41601n",
-];
+use layout_common::DISKSIM_DRIVES as DRIVES;
 
 fn zoned(spec: &spinstack_disk::DriveSpec) -> &ZonedLayoutSpec {
     match &spec.layout {

@@ -7,24 +7,14 @@
 //! `Layout::locate` equals `lbn_to_pbn` plus `angle_of` at the same LBNs.
 //! The DiskSim sets are skipped with a message when `/work/shared/disksim` is absent.
 
+mod layout_common;
+
 use spinstack_disk::import::load_parv;
 use spinstack_disk::layout::{Layout, Pbn};
 use spinstack_sim::units::Lbn;
 use std::path::Path;
 
-const DISKSIM_DRIVES: [&str; 11] = [
-    "atlas10k",
-    "atlas_III",
-    "barracuda",
-    "cheetah4LP",
-    "cheetah9LP",
-    "dec_rz26",
-    "hp_c2247a",
-    "hp_c2490a",
-    "hp_c3323a",
-    "ibm18es",
-    "st41601n",
-];
+use layout_common::DISKSIM_DRIVES;
 
 /// Checks one layout; `name` labels failures.
 fn check_layout(name: &str, layout: &Layout) {

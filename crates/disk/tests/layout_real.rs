@@ -18,19 +18,7 @@ use std::collections::BTreeSet;
 use std::path::Path;
 use std::sync::OnceLock;
 
-const DRIVES: [&str; 11] = [
-    "atlas10k",
-    "atlas_III",
-    "barracuda",
-    "cheetah4LP",
-    "cheetah9LP",
-    "dec_rz26",
-    "hp_c2247a",
-    "hp_c2490a",
-    "hp_c3323a",
-    "ibm18es",
-    "st41601n",
-];
+use layout_common::DISKSIM_DRIVES as DRIVES;
 
 /// The drives' layouts, loaded once; empty (with a SKIP message) when the
 /// DiskSim folder is absent.

@@ -7,6 +7,21 @@ use spinstack_disk::layout::{Layout, LayoutError, Pbn, SectorContent};
 use spinstack_disk::spec::{SparingScheme, SurfaceOrder, ZoneSpec, ZonedLayoutSpec};
 use spinstack_sim::units::Lbn;
 
+/// The 11 DiskSim validation drives in ../shared/disksim/params (file stems).
+pub const DISKSIM_DRIVES: [&str; 11] = [
+    "atlas10k",
+    "atlas_III",
+    "barracuda",
+    "cheetah4LP",
+    "cheetah9LP",
+    "dec_rz26",
+    "hp_c2247a",
+    "hp_c2490a",
+    "hp_c3323a",
+    "ibm18es",
+    "st41601n",
+];
+
 /// splitmix64: a tiny seeded generator so a case is reproducible from its seed.
 pub struct Rng(u64);
 
