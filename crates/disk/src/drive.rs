@@ -108,6 +108,23 @@ struct Job {
     limit: u64,
 }
 
+impl Job {
+    /// A write's media work for `lbns` into `segment`, planned as `runs`, moving
+    /// the arm from `arms.0` to `arms.1`.
+    fn flush(segment: usize, runs: Vec<Run>, arms: (Arm, Arm), lbns: std::ops::Range<u64>) -> Job {
+        Job {
+            kind: JobKind::Flush,
+            segment,
+            runs,
+            arm_before: arms.0,
+            arm_after: arms.1,
+            planned_end: lbns.end,
+            anchor: lbns.start,
+            limit: lbns.end,
+        }
+    }
+}
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum JobKind {
     /// Read-ahead: may be cut at any instant.

@@ -65,6 +65,15 @@ impl Drive {
         self.recycle(job.runs);
     }
 
+    /// The media planner over this drive's mechanics, layout and track cache.
+    fn media(&self) -> Media<'_> {
+        Media {
+            mechanics: &self.mechanics,
+            layout: &self.layout,
+            tracks: &self.tracks,
+        }
+    }
+
     /// An empty run list, reusing a finished job's allocation.
     fn take_runs(&mut self) -> Vec<Run> {
         let mut runs = std::mem::take(&mut self.spare_runs);
@@ -213,11 +222,7 @@ impl Drive {
             min_first_positioning_ps: 0,
         };
         let mut runs = self.take_runs();
-        let media = Media {
-            mechanics: &self.mechanics,
-            layout: &self.layout,
-            tracks: &self.tracks,
-        };
+        let media = self.media();
         // Only the request's tracks now; read-ahead tracks are planned lazily
         // (`grow_prefetch`) when time reaches them.
         let span = Span {
@@ -269,6 +274,7 @@ impl Drive {
             stop,
             min_first_positioning_ps: 0,
         };
+        // Field borrows: `job` holds `self.job` mutably.
         let media = Media {
             mechanics: &self.mechanics,
             layout: &self.layout,
@@ -757,22 +763,9 @@ impl Drive {
         arm.free_ps = start;
         let mode = self.write_mode(connect, lbn, n, self.firmware.min_seek_delay_ps);
         let mut runs = self.take_runs();
-        let media = Media {
-            mechanics: &self.mechanics,
-            layout: &self.layout,
-            tracks: &self.tracks,
-        };
+        let media = self.media();
         let after = media.plan(arm, lbn, end, end, mode, Span::ALL, &mut runs)?;
-        self.job = Some(Job {
-            kind: JobKind::Flush,
-            segment: s,
-            runs,
-            arm_before: arm,
-            arm_after: after,
-            planned_end: end,
-            anchor: lbn,
-            limit: end,
-        });
+        self.job = Some(Job::flush(s, runs, (arm, after), lbn..end));
         let done_ps = data_ready + completion;
         // The media write happens after completion: not part of the response.
         let breakdown = self.breakdown(lbn, end, t0, bus, false);
@@ -809,11 +802,7 @@ impl Drive {
         arm.free_ps = start;
         let mode = self.write_mode(connect, lbn, n, min_first);
         let mut runs = self.take_runs();
-        let media = Media {
-            mechanics: &self.mechanics,
-            layout: &self.layout,
-            tracks: &self.tracks,
-        };
+        let media = self.media();
         let after = media.plan(arm, lbn, end, end, mode, Span::ALL, &mut runs)?;
         let media_end = after.free_ps;
         let fw = &self.firmware;
@@ -831,16 +820,7 @@ impl Drive {
         if !keep {
             self.cache.clear(s);
         }
-        self.job = Some(Job {
-            kind: JobKind::Flush,
-            segment: s,
-            runs,
-            arm_before: arm,
-            arm_after: after,
-            planned_end: end,
-            anchor: lbn,
-            limit: end,
-        });
+        self.job = Some(Job::flush(s, runs, (arm, after), lbn..end));
         let mut breakdown = self.breakdown(lbn, end, t0, bus, true);
         // Write data crossing the bus while the arm positions and writes.
         breakdown.overlap = ps_to_ns((data_ready.min(media_end) - connect.max(start)).max(0));
