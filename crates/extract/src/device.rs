@@ -113,11 +113,30 @@ fn open_read_only(path: &Path) -> Result<(File, bool), String> {
             Some(libc::EPERM) | Some(libc::EACCES) => format!(
                 "cannot open it read-only ({e}); this process is not allowed to read the \
                  device (file permissions, or a sandbox/container device policy); nothing \
-                 was read or written"
+                 was read or written{}",
+                through_file_hint(path)
             ),
             _ if e.kind() == direct_error.kind() => e.to_string(),
             _ => format!("{e} (with O_DIRECT: {direct_error})"),
         }),
+    }
+}
+
+/// For a mounted device: how to time it anyway, through a file on its file system.
+fn through_file_hint(path: &Path) -> String {
+    match crate::backing::mount_point_of_device(path) {
+        Some(mount) => format!(
+            ". It is mounted at {mount}: to time it through its file system, pass a large \
+             file on it that holds written data (e.g. `dd if=/dev/urandom \
+             of={}/spinstack-probe.img bs=1M count=1024 conv=fsync`); the report then says \
+             where on the disk the file lies",
+            if mount == "/" {
+                "/var/tmp"
+            } else {
+                mount.as_str()
+            }
+        ),
+        None => String::new(),
     }
 }
 

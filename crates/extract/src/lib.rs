@@ -8,7 +8,9 @@
 //!   timed reads. Two implementations: [`sim_probe::SimulatedProbe`] (a catalog
 //!   drive in simulated time, answers from its layout and its timing model, with
 //!   optional host jitter) and [`device::DeviceProbe`] (a real block device or
-//!   file, read-only: O_DIRECT reads, SG_IO translation where answered).
+//!   file, read-only: O_DIRECT reads, SG_IO translation where answered);
+//!   [`backing`] says which disk a probed file lives on and where (FIEMAP), so a
+//!   disk that may not be opened raw can be timed through a file on it.
 //! * [`scsi`]: extraction by address translation — the validation paper's
 //!   walk/jump algorithm and a zone-aware galloping one in the spirit of DIXtrac.
 //! * [`timing`]: extraction from read times alone (traxtents §4.1.1), robust to
@@ -34,6 +36,7 @@
 //! surfaces nor remapped LBNs, and needs the read cache off. The time the drive
 //! spends answering translations is not simulated (only counted).
 
+pub mod backing;
 pub mod device;
 pub mod experiments;
 pub mod export;

@@ -1,6 +1,7 @@
 //! One extraction run on a modelled drive, checked against the layout's own map:
 //! what `spinstack extract --disk` prints.
 
+use crate::backing;
 use crate::map::{compare, Comparison, TrackMap};
 use crate::probe::{CacheSetting, Probe, ProbeError};
 use crate::scsi::{self, Fallback, ScsiAlgorithm};
@@ -9,6 +10,7 @@ use crate::timing::{self, TimingOptions};
 use crate::truth::true_map;
 use serde::Serialize;
 use spinstack_disk::DriveSpec;
+use spinstack_sim::units::Lbn;
 use std::time::Instant;
 
 /// Which extraction algorithm to run.
@@ -144,7 +146,69 @@ pub struct DeviceReport {
     pub repeat_read_ms: Option<f64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub tracks: Option<usize>,
+    /// For a regular file: the disk it lives on and where (absent for a device).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub file_backing: Option<FileBackingReport>,
     pub wall_seconds: f64,
+}
+
+/// Where a probed file lies, in brief (the extent list itself is not printed).
+#[derive(Clone, Debug, Serialize)]
+pub struct FileBackingReport {
+    /// Whole disk holding the file (`/dev/vda`), or why it is not known.
+    pub device: Option<String>,
+    /// Device LBN of the file's first sector.
+    pub device_lbn_of_file_start: Option<Lbn>,
+    pub extents: usize,
+    /// Why the file system's extent map is unknown (tmpfs, overlay, ...), if so.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub unknown_because: Option<String>,
+}
+
+/// Learn where the regular file at `path` lives. A file whose reads would not all
+/// reach its disk (holes, unwritten or encoded extents) is an error: its read
+/// times would describe the file system, not the disk, and the verdict would lie.
+fn file_backing_report(path: &std::path::Path) -> Result<Option<FileBackingReport>, ProbeError> {
+    let failed = |detail: String| ProbeError::Failed {
+        probe: path.display().to_string(),
+        command: "timing through a file",
+        detail,
+    };
+    let file = std::fs::File::open(path).map_err(|e| failed(e.to_string()))?;
+    if !file
+        .metadata()
+        .map_err(|e| failed(e.to_string()))?
+        .is_file()
+    {
+        return Ok(None);
+    }
+    let backing = match backing::file_backing(&file) {
+        Ok(backing) => backing,
+        Err(why) => {
+            return Ok(Some(FileBackingReport {
+                device: None,
+                device_lbn_of_file_start: None,
+                extents: 0,
+                unknown_because: Some(why.to_string()),
+            }))
+        }
+    };
+    let elsewhere = backing.sectors_not_on_device();
+    if elsewhere > 0 && backing.device.is_some() {
+        return Err(failed(format!(
+            "{elsewhere} of its sectors are holes or unwritten (preallocated) or encoded extents; the file \
+system answers reads of them without reading {}, so their times would say nothing about the disk. Write \
+data into the whole file first, e.g. `dd if=/dev/urandom of={} bs=1M count=1024 conv=fsync`",
+            backing.device.as_deref().unwrap_or("the disk"),
+            path.display()
+        )));
+    }
+    Ok(Some(FileBackingReport {
+        device: backing.device.clone(),
+        device_lbn_of_file_start: backing.device_lbn_of_file_start(),
+        extents: backing.extents.len(),
+        unknown_because: None,
+    }))
 }
 
 /// Revolution times of rotating disks: 15,000 RPM (4 ms) down to 3,600 RPM (16.7 ms),
@@ -158,9 +222,31 @@ pub fn extract_device(
     path: &std::path::Path,
     timing_options: &TimingOptions,
 ) -> Result<(DeviceReport, Option<TrackMap>), ProbeError> {
+    let (mut report, map) = probe_device(path, timing_options)?;
+    let through = report.file_backing.as_ref().and_then(|file| {
+        let device = file.device.as_ref()?;
+        Some(format!(
+            "through a file on {device} (file sector 0 at device LBN {}, {} extents; a map's \
+LBNs are the file's): ",
+            file.device_lbn_of_file_start
+                .map_or("unknown".to_string(), |lbn| lbn.0.to_string()),
+            file.extents
+        ))
+    });
+    if let Some(through) = through {
+        report.message.insert_str(0, &through);
+    }
+    Ok((report, map))
+}
+
+fn probe_device(
+    path: &std::path::Path,
+    timing_options: &TimingOptions,
+) -> Result<(DeviceReport, Option<TrackMap>), ProbeError> {
     let wall = Instant::now();
     let mut probe = crate::device::DeviceProbe::open(path)?;
     let capacity = probe.read_capacity()?.0;
+    let file_backing = file_backing_report(path)?;
     let mut report = DeviceReport {
         device: path.display().to_string(),
         capacity_sectors: capacity,
@@ -171,6 +257,7 @@ pub fn extract_device(
         message: String::new(),
         repeat_read_ms: None,
         tracks: None,
+        file_backing,
         wall_seconds: 0.0,
     };
     if report.translate_address {
