@@ -120,10 +120,30 @@ pub fn load_toml(path: &Path) -> Result<DriveSpec, CatalogError> {
 /// Parse TOML text as a `DriveSpec`; `file` names the source in errors (the toml
 /// crate's message carries the line and column).
 pub fn parse_toml(file: &str, text: &str) -> Result<DriveSpec, CatalogError> {
-    toml::from_str(text).map_err(|error| CatalogError::Parse {
+    let spec: DriveSpec = toml::from_str(text).map_err(|error| CatalogError::Parse {
         file: file.to_string(),
         message: error.to_string(),
-    })
+    })?;
+    crate::spec_check::check_times(&spec).map_err(|error| CatalogError::Parse {
+        file: file.to_string(),
+        message: match line_of_key(text, error.field_name()) {
+            Some(line) => format!("line {line}: {error}"),
+            None => error.to_string(),
+        },
+    })?;
+    Ok(spec)
+}
+
+/// The 1-based line where `key` is assigned, when exactly one line assigns it
+/// (a key repeated in several tables is named by its path instead).
+fn line_of_key(text: &str, key: &str) -> Option<usize> {
+    let mut found = text.lines().enumerate().filter(|(_, line)| {
+        let line = line.trim_start();
+        line.strip_prefix(key)
+            .is_some_and(|rest| rest.trim_start().starts_with('='))
+    });
+    let (index, _) = found.next()?;
+    found.next().is_none().then_some(index + 1)
 }
 
 /// Serialize a spec in the catalog's format (no header comments).

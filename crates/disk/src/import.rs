@@ -153,7 +153,7 @@ pub fn load_parv(path: &Path) -> Result<DriveSpec, ImportError> {
         "Block count in the model is ignored: DiskSim derives capacity from the zones".into(),
     );
     provenance.push("power: not in DiskSim parameters; generic defaults".into());
-    Ok(DriveSpec {
+    let spec = DriveSpec {
         name: path
             .file_stem()
             .map(|s| s.to_string_lossy().into_owned())
@@ -164,7 +164,12 @@ pub fn load_parv(path: &Path) -> Result<DriveSpec, ImportError> {
         mechanics,
         firmware,
         power: PowerSpec::default(),
-    })
+    };
+    // Backstop for times read without a range (seek curves, head switch): the
+    // field path names what is wrong where no single parameter line does.
+    crate::spec_check::check_times(&spec)
+        .map_err(|error| ImportError::new(path, 0, None, error.to_string()))?;
+    Ok(spec)
 }
 
 /// `file` relative to the directory of the top `.parv`, so provenance does not
@@ -294,8 +299,8 @@ fn bus_times(
     })?;
     let f = Fields::new(block, file.effective_params(defs, block), &BUS_SCHEMA)?;
     let times = BusTimes {
-        read_ms: f.float("Read block transfer time")?,
-        write_ms: f.float("Write block transfer time")?,
+        read_ms: f.duration_ms("Read block transfer time")?,
+        write_ms: f.duration_ms("Write block transfer time")?,
     };
     provenance.push(format!(
         "host link: bus '{}' ({type_name}) block times read {} ms, write {} ms",

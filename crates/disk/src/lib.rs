@@ -19,6 +19,7 @@
 
 pub mod layout;
 pub mod spec;
+pub mod spec_check;
 
 pub use spec::DriveSpec;
 pub mod catalog;

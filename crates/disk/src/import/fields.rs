@@ -70,6 +70,20 @@ impl<'a> Fields<'a> {
         float_of(self.need(name)?)
     }
 
+    /// A duration in milliseconds: finite, not negative, and within
+    /// [`crate::spec_check::TIME_MS_MAX`].
+    pub fn duration_ms(&self, name: &str) -> Result<f64, ImportError> {
+        let p = self.need(name)?;
+        let v = float_of(p)?;
+        if !(0.0..=crate::spec_check::TIME_MS_MAX).contains(&v) {
+            return Err(bad(
+                p,
+                format!("expected a duration of 0 to 10,000,000 ms, found {v}"),
+            ));
+        }
+        Ok(v)
+    }
+
     /// A non-negative integer that fits in `T`.
     pub fn count<T: TryFrom<i64>>(&self, name: &str) -> Result<T, ImportError> {
         let p = self.need(name)?;

@@ -123,14 +123,14 @@ pub(super) fn firmware(
     ] {
         f.must_be_zero(name)?;
     }
-    let bulk = f.float("Bulk sector transfer time")?;
+    let bulk = f.duration_ms("Bulk sector transfer time")?;
     let read_ms = bus.read_ms.max(bulk);
     let write_ms = bus.write_ms.max(bulk);
     Ok(FirmwareSpec {
         bus_sector_transfer_ms: read_ms,
         bus_write_sector_transfer_ms: (write_ms != read_ms).then_some(write_ms),
-        per_request_overhead_ms: f.float("Per-request overhead time")?,
-        overhead_time_scale: f.float("Time scale for overheads")?,
+        per_request_overhead_ms: f.duration_ms("Per-request overhead time")?,
+        overhead_time_scale: f.duration_ms("Time scale for overheads")?,
         overheads: overheads(f)?,
         bus: BusPolicySpec {
             hold_bus_for_whole_read: f.flag("Hold bus entire read xfer")?,
@@ -149,29 +149,29 @@ pub(super) fn firmware(
 
 fn overheads(f: &Fields) -> Result<OverheadSpec, ImportError> {
     Ok(OverheadSpec {
-        read_hit_after_read_ms: f.float("Read hit over. after read")?,
-        read_hit_after_write_ms: f.float("Read hit over. after write")?,
-        read_miss_after_read_ms: f.float("Read miss over. after read")?,
-        read_miss_after_write_ms: f.float("Read miss over. after write")?,
-        write_hit_after_read_ms: f.float("Write hit over. after read")?,
-        write_hit_after_write_ms: f.float("Write hit over. after write")?,
-        write_miss_after_read_ms: f.float("Write miss over. after read")?,
-        write_miss_after_write_ms: f.float("Write miss over. after write")?,
-        read_completion_ms: f.float("Read completion overhead")?,
-        write_completion_ms: f.float("Write completion overhead")?,
-        data_preparation_ms: f.float("Data preparation overhead")?,
-        first_reselect_ms: f.float("First reselect overhead")?,
-        other_reselect_ms: f.float("Other reselect overhead")?,
-        read_disconnect_after_read_ms: f.float("Read disconnect afterread")?,
-        read_disconnect_after_write_ms: f.float("Read disconnect afterwrite")?,
-        write_disconnect_ms: f.float("Write disconnect overhead")?,
+        read_hit_after_read_ms: f.duration_ms("Read hit over. after read")?,
+        read_hit_after_write_ms: f.duration_ms("Read hit over. after write")?,
+        read_miss_after_read_ms: f.duration_ms("Read miss over. after read")?,
+        read_miss_after_write_ms: f.duration_ms("Read miss over. after write")?,
+        write_hit_after_read_ms: f.duration_ms("Write hit over. after read")?,
+        write_hit_after_write_ms: f.duration_ms("Write hit over. after write")?,
+        write_miss_after_read_ms: f.duration_ms("Write miss over. after read")?,
+        write_miss_after_write_ms: f.duration_ms("Write miss over. after write")?,
+        read_completion_ms: f.duration_ms("Read completion overhead")?,
+        write_completion_ms: f.duration_ms("Write completion overhead")?,
+        data_preparation_ms: f.duration_ms("Data preparation overhead")?,
+        first_reselect_ms: f.duration_ms("First reselect overhead")?,
+        other_reselect_ms: f.duration_ms("Other reselect overhead")?,
+        read_disconnect_after_read_ms: f.duration_ms("Read disconnect afterread")?,
+        read_disconnect_after_write_ms: f.duration_ms("Read disconnect afterwrite")?,
+        write_disconnect_ms: f.duration_ms("Write disconnect overhead")?,
         extra_write_disconnect: f.flag("Extra write disconnect")?,
-        extra_disconnect_command_ms: f.float("Extradisc command overhead")?,
-        extra_disconnect_ms: f.float("Extradisc disconnect overhead")?,
-        extra_inter_disconnect_ms: f.float("Extradisc inter-disconnect delay")?,
-        extra_second_disconnect_ms: f.float("Extradisc 2nd disconnect overhead")?,
-        extra_disconnect_seek_delta_ms: f.float("Extradisc seek delta")?,
-        minimum_seek_delay_ms: f.float("Minimum seek delay")?,
+        extra_disconnect_command_ms: f.duration_ms("Extradisc command overhead")?,
+        extra_disconnect_ms: f.duration_ms("Extradisc disconnect overhead")?,
+        extra_inter_disconnect_ms: f.duration_ms("Extradisc inter-disconnect delay")?,
+        extra_second_disconnect_ms: f.duration_ms("Extradisc 2nd disconnect overhead")?,
+        extra_disconnect_seek_delta_ms: f.duration_ms("Extradisc seek delta")?,
+        minimum_seek_delay_ms: f.duration_ms("Minimum seek delay")?,
     })
 }
 
