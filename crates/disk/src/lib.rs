@@ -12,7 +12,9 @@
 //! **Invariants.** Mapping is pure and separate from timing: [`layout::Layout`]
 //! answers LBN↔PBN and track-boundary queries with no notion of time. Simulated time
 //! is integer nanoseconds at the crate boundary (picoseconds inside the mechanics so
-//! that rotation matches DiskSim's integer arithmetic).
+//! that rotation matches DiskSim's integer arithmetic). A spec read from a file has
+//! every time finite, within ±10^7 ms and non-negative except the write settle
+//! ([`spec_check`]), so no time arithmetic can overflow or run backwards.
 //!
 //! **What it does not model.** Thermal recalibration, error recovery and retries,
 //! the layout_g2/g4 models, MEMS devices, and RPM variation (DiskSim ignores it too).
