@@ -17,7 +17,7 @@ mod layout;
 mod mechanics;
 mod seek;
 
-use crate::spec::{DriveSpec, LayoutSpec, PowerSpec};
+use crate::spec::{DriveSpec, FirmwareSpec, LayoutSpec, PowerSpec};
 use fields::{Fields, Schema};
 use firmware::BusTimes;
 use spinstack_param::{Block, ParamFile, ParseError, Position};
@@ -141,7 +141,8 @@ pub fn load_parv(path: &Path) -> Result<DriveSpec, ImportError> {
     )?;
     let layout = layout::layout(&file, &defs, &layout_fields, geometry)?;
     let bus = bus_times(&file, &defs, instance, &mut provenance)?;
-    let firmware = firmware::firmware(&file, &defs, &disk_fields, bus)?;
+    let mut firmware = firmware::firmware(&file, &defs, &disk_fields, bus)?;
+    immediate_reads_as_disksim_runs_them(&mut firmware, &mut provenance);
     let disk_name = disk.name.clone().unwrap_or_default();
     provenance.push(format!(
         "drive: disksim_disk '{disk_name}' ({}:{}), model dm_disk '{}'",
@@ -170,6 +171,32 @@ pub fn load_parv(path: &Path) -> Result<DriveSpec, ImportError> {
     crate::spec_check::check_times(&spec)
         .map_err(|error| ImportError::new(path, 0, None, error.to_string()))?;
     Ok(spec)
+}
+
+/// DiskSim's own validated runs do no zero-latency reads on the strength of
+/// `Immediate buffer read` alone; only `Read any free blocks` gives them (it
+/// restarts every read at the track's first LBN with immediate access,
+/// disksim_diskctlr.c `disk_buffer_seekdone`). Evidence, from the one validated
+/// drive that sets the flag without read-any-free-blocks (dec_rz26): DiskSim's
+/// first responses #1 and #4 (disksim-notes §7) are plain rotational latency to
+/// the microsecond, although the head lands inside the arc where a zero-latency
+/// read would start early and, stepping LBN by LBN past the track's spare sector,
+/// finish one sector (0.193 ms) sooner; and the whole trace replayed without the
+/// flag gives a demerit of 0.34046 ms against DiskSim's 0.34058 (WD build) and
+/// 0.34037 (4.0), where honouring it gives 0.438. The real drive agrees: its
+/// measured response times are matched to DiskSim's figure only without zero
+/// latency, as a 1993-era drive would be. The line that keeps DiskSim from the
+/// immediate path was not found, so this is recorded as behaviour, not cited as
+/// code; catalog drives (not imported) keep the flag's plain meaning.
+fn immediate_reads_as_disksim_runs_them(firmware: &mut FirmwareSpec, provenance: &mut Vec<String>) {
+    if firmware.immediate_buffer_read && !firmware.cache.read_any_free_blocks {
+        firmware.immediate_buffer_read = false;
+        provenance.push(
+            "Immediate buffer read = 1 without Read any free blocks: not applied, as DiskSim's \
+             own validated runs do no zero-latency reads for it (see import.rs)"
+                .into(),
+        );
+    }
 }
 
 /// `file` relative to the directory of the top `.parv`, so provenance does not
