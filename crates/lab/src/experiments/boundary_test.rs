@@ -9,12 +9,13 @@
 //! `maxtor10kv-czk`. This module only turns them into claims and a figure.
 
 use crate::claim::Claim;
-use crate::drives;
+use crate::drives::{self, Zone};
 use crate::harness::{Experiment, Outcome, RunContext};
 use crate::plot::{Figure, LegendCorner, Mark, Panel, PanelContent, Series};
 use crate::rng::SplitMix64;
 use crate::table::{Cell, DataTable};
 use crate::LabError;
+use spinstack_disk::spec::DriveSpec;
 use spinstack_extract::experiments::{boundary_test, BoundaryPoint, BOUNDARY_TEST_SECTORS};
 
 pub struct BoundaryTest;
@@ -103,6 +104,28 @@ fn figure(points: &[BoundaryPoint], crossing_ms: f64, within_ms: f64) -> Figure 
     }
 }
 
+/// Mean response time and number of reads, for reads that cross a boundary and for
+/// reads that stay within one track.
+struct Means {
+    crossing_ms: f64,
+    crossing_count: usize,
+    within_ms: f64,
+    within_count: usize,
+}
+
+impl Means {
+    fn of(points: &[BoundaryPoint]) -> Means {
+        let (crossing_ms, crossing_count) = mean_of(points, true);
+        let (within_ms, within_count) = mean_of(points, false);
+        Means {
+            crossing_ms,
+            crossing_count,
+            within_ms,
+            within_count,
+        }
+    }
+}
+
 impl Experiment for BoundaryTest {
     fn id(&self) -> &'static str {
         "boundary-test"
@@ -123,80 +146,94 @@ impl Experiment for BoundaryTest {
                 }
             })?;
         context.progress.inc(1);
-        let (crossing, crossing_count) = mean_of(&points, true);
-        let (within, within_count) = mean_of(&points, false);
-        let head_switch_ms = spec.mechanics.head_switch_ms;
-        let top_surface_sectors = zone.tracks[0].sectors.0;
-        let revolution_ms = drives::revolution(&spec).as_ms_f64();
-        let source = "Qian §2.3, Fig. 3";
-        let difference = crossing - within;
-        let claims = vec![
-            Claim::new(
-                "first-zone track size of the top surface (the one tested)",
-                source,
-                "sectors",
-                PAPER_TRACK_SECTORS,
-                top_surface_sectors as f64,
-            ),
-            Claim::new(
-                "mean time, read crosses a track boundary",
-                source,
-                "ms",
-                PAPER_CROSSING_MS,
-                crossing,
-            ),
-            Claim::new(
-                "mean time, read within one track",
-                source,
-                "ms",
-                PAPER_WITHIN_MS,
-                within,
-            )
-            .explain_if_missed(format!(
-                "Half a revolution of the model is {:.2} ms; the other {:.2} ms of the mean is \
-                 controller overhead, the seek between random first-zone boundaries and the \
-                 64-sector transfer (not separated: this test records only response times). \
-                 The paper's reads also paid its host's overheads and its drive's seeks; \
-                 neither is known here, so the {:.2} ms gap is reported, not attributed.",
-                revolution_ms / 2.0,
-                within - revolution_ms / 2.0,
-                PAPER_WITHIN_MS - within
-            )),
-            Claim::new(
-                "crossing minus within",
-                source,
-                "ms",
-                PAPER_CROSSING_MS - PAPER_WITHIN_MS,
-                difference,
-            )
-            .explain(format!(
-                "The paper found its 1.6 ms much larger than the data sheet's track switch \
-                 ({:.1}-{:.1} ms) and left it unexplained. The model's head switch is \
-                 {head_switch_ms:.2} ms and its crossing reads take {difference:.2} ms longer \
-                 on average (this test records only response times, so the difference is not \
-                 decomposed further here).",
-                PAPER_TRACK_SWITCH_MS.0, PAPER_TRACK_SWITCH_MS.1,
-            )),
-        ];
-        let notes = vec![format!(
-            "Drive: {DRIVE} (built-in catalog), caches as shipped, first zone ({} sectors per \
-             track on the top surface, {} on the other). {} reads of {BOUNDARY_TEST_SECTORS} sectors ({crossing_count} crossing, \
-             {within_count} within one track), each starting at a random offset in [−128, 128) \
-             sectors from a random boundary of the first zone's top surface and issued after an \
-             idle time drawn uniformly from one revolution, so that the rotational phase is \
-             random; each read also seeks from the previous one's boundary. A read crosses \
-             when it starts 1-63 sectors before the boundary. Data from \
-             spinstack-extract's boundary test (the same code as `spinstack extract \
-             --experiment boundary-test`).",
-            top_surface_sectors,
-            zone.tracks.get(1).map_or(0, |t| t.sectors.0),
-            points.len()
-        )];
+        let means = Means::of(&points);
         Ok(Outcome {
             data: data_table(&points),
-            figure: figure(&points, crossing, within),
-            claims,
-            notes,
+            figure: figure(&points, means.crossing_ms, means.within_ms),
+            claims: claims(&means, &spec, &zone),
+            notes: notes(&means, &zone, points.len()),
         })
     }
+}
+
+fn claims(means: &Means, spec: &DriveSpec, zone: &Zone) -> Vec<Claim> {
+    let source = "Qian §2.3, Fig. 3";
+    let (crossing, within) = (means.crossing_ms, means.within_ms);
+    let revolution_ms = drives::revolution(spec).as_ms_f64();
+    vec![
+        Claim::new(
+            "first-zone track size of the top surface (the one tested)",
+            source,
+            "sectors",
+            PAPER_TRACK_SECTORS,
+            zone.tracks[0].sectors.0 as f64,
+        ),
+        Claim::new(
+            "mean time, read crosses a track boundary",
+            source,
+            "ms",
+            PAPER_CROSSING_MS,
+            crossing,
+        ),
+        Claim::new(
+            "mean time, read within one track",
+            source,
+            "ms",
+            PAPER_WITHIN_MS,
+            within,
+        )
+        .explain_if_missed(format!(
+            "Half a revolution of the model is {:.2} ms; the other {:.2} ms of the mean is \
+             controller overhead, the seek between random first-zone boundaries and the \
+             64-sector transfer (not separated: this test records only response times). \
+             The paper's reads also paid its host's overheads and its drive's seeks; \
+             neither is known here, so the {:.2} ms gap is reported, not attributed.",
+            revolution_ms / 2.0,
+            within - revolution_ms / 2.0,
+            PAPER_WITHIN_MS - within
+        )),
+        Claim::new(
+            "crossing minus within",
+            source,
+            "ms",
+            PAPER_CROSSING_MS - PAPER_WITHIN_MS,
+            crossing - within,
+        )
+        .explain(difference_explanation(
+            crossing - within,
+            spec.mechanics.head_switch_ms,
+        )),
+    ]
+}
+
+/// Set the crossing reads' extra time beside the paper's puzzle and the model's head
+/// switch (the test has no breakdown to attribute it with).
+fn difference_explanation(difference: f64, head_switch_ms: f64) -> String {
+    format!(
+        "The paper found its 1.6 ms much larger than the data sheet's track switch \
+         ({:.1}-{:.1} ms) and left it unexplained. The model's head switch is \
+         {head_switch_ms:.2} ms and its crossing reads take {difference:.2} ms longer \
+         on average (this test records only response times, so the difference is not \
+         decomposed further here).",
+        PAPER_TRACK_SWITCH_MS.0, PAPER_TRACK_SWITCH_MS.1,
+    )
+}
+
+fn notes(means: &Means, zone: &Zone, reads: usize) -> Vec<String> {
+    vec![format!(
+        "Drive: {DRIVE} (built-in catalog), caches as shipped, first zone ({} sectors per \
+         track on the top surface, {} on the other). {} reads of {BOUNDARY_TEST_SECTORS} sectors ({} crossing, \
+         {} within one track), each starting at a random offset in [−128, 128) \
+         sectors from a random boundary of the first zone's top surface and issued after an \
+         idle time drawn uniformly from one revolution, so that the rotational phase is \
+         random; each read also seeks from the previous one's boundary. A read crosses \
+         when it starts 1-63 sectors before the boundary. Data from \
+         spinstack-extract's boundary test (the same code as `spinstack extract \
+         --experiment boundary-test`).",
+        zone.tracks[0].sectors.0,
+        zone.tracks.get(1).map_or(0, |t| t.sectors.0),
+        reads,
+        means.crossing_count,
+        means.within_count
+    )]
 }

@@ -206,6 +206,19 @@ pub fn sizes_up_to(track: Sectors, tracks: u64, steps_per_track: u64) -> Vec<Sec
     sizes.into_iter().map(Sectors).collect()
 }
 
+/// Index of the track-sized request in `sizes`, the size most claims are about.
+pub fn track_size_index(sizes: &[Sectors], track: Sectors) -> usize {
+    sizes
+        .iter()
+        .position(|&s| s == track)
+        .expect("track size is a point")
+}
+
+/// Mean seek of random reads in the Atlas 10K II's first zone (traxtents §5.2:
+/// "Subtracting 2.2 ms average seek time from the head time yields 6.1 ms"); the
+/// traxtents experiments explain misses against it.
+pub const PAPER_SEEK_MS: f64 = 2.2;
+
 /// Kilobytes (1024 bytes) in `sectors`.
 pub fn kilobytes(sectors: Sectors) -> f64 {
     sectors.bytes() as f64 / 1024.0

@@ -20,9 +20,9 @@
 //! as built (zero-latency) and with zero-latency access switched off; the drive's own
 //! rotational-latency component (every rotational wait of the request) is averaged.
 
-use super::common::{curve_points, mean_breakdown, measure_points, Alignment, Curve};
+use super::common::{curve_points, mean_breakdown, measure_points, Alignment, Curve, Point};
 use crate::claim::{Claim, Tolerance};
-use crate::driver::Workload;
+use crate::driver::{Run, Workload};
 use crate::drives::{self, ATLAS_10K_II};
 use crate::harness::{Experiment, Outcome, RunContext};
 use crate::plot::{Figure, LegendCorner, Mark, Panel, PanelContent, Series};
@@ -75,18 +75,6 @@ impl Experiment for Fig3RotationalLatency {
         let spt = zone.sectors_per_track;
         let revolution_ms = drives::revolution(&zero_latency).as_ms_f64();
         let sizes = sizes(spt);
-        let mut data = DataTable::new(&[
-            "disk",
-            "sectors",
-            "percent_of_track",
-            "analytic_latency_ms",
-            "simulated_latency_ms",
-            "response_less_other_components_ms",
-        ]);
-        let mut curves = Curves {
-            analytic: [Vec::new(), Vec::new()],
-            simulated: [Vec::new(), Vec::new()],
-        };
         let specs = [&zero_latency, &ordinary];
         let disks = specs.map(|spec| Curve {
             spec,
@@ -97,37 +85,7 @@ impl Experiment for Fig3RotationalLatency {
         });
         let points = curve_points(disks, &sizes, context);
         let runs = measure_points(&points, context)?;
-        for (point, run) in points.iter().zip(&runs) {
-            let index = usize::from(point.spec.name != zero_latency.name);
-            let sectors = point.sectors;
-            let analytic_ms = revolution_ms
-                * if index == 0 {
-                    zero_latency_revolutions(sectors.0, spt.0)
-                } else {
-                    ordinary_revolutions(spt.0)
-                };
-            let b = mean_breakdown(run);
-            let simulated_ms = b.rotational_latency_ms;
-            // Cross-check: the breakdown's components add up to the response time.
-            let left_over_ms = b.response_ms
-                - b.overhead_ms
-                - b.seek_ms
-                - b.head_switch_ms
-                - b.media_transfer_ms
-                - (b.bus_transfer_ms - b.overlap_ms);
-            let percent = 100.0 * sectors.0 as f64 / spt.0 as f64;
-            let disk = ["zero-latency", "ordinary"][index];
-            data.push(vec![
-                disk.into(),
-                sectors.0.into(),
-                percent.into(),
-                analytic_ms.into(),
-                simulated_ms.into(),
-                left_over_ms.into(),
-            ]);
-            curves.analytic[index].push((percent, analytic_ms));
-            curves.simulated[index].push((percent, simulated_ms));
-        }
+        let (data, curves) = tabulate(&points, &runs, &zero_latency.name, spt, revolution_ms);
         let claims = claims(&curves, spt, revolution_ms);
         Ok(Outcome {
             data,
@@ -136,6 +94,61 @@ impl Experiment for Fig3RotationalLatency {
             notes: notes(spt, revolution_ms),
         })
     }
+}
+
+/// One data row per point, and each disk's analytic and simulated curves (index 0:
+/// the disk called `zero_latency_name`, 1: the ordinary one).
+fn tabulate(
+    points: &[Point],
+    runs: &[Run],
+    zero_latency_name: &str,
+    spt: Sectors,
+    revolution_ms: f64,
+) -> (DataTable, Curves) {
+    let mut data = DataTable::new(&[
+        "disk",
+        "sectors",
+        "percent_of_track",
+        "analytic_latency_ms",
+        "simulated_latency_ms",
+        "response_less_other_components_ms",
+    ]);
+    let mut curves = Curves {
+        analytic: [Vec::new(), Vec::new()],
+        simulated: [Vec::new(), Vec::new()],
+    };
+    for (point, run) in points.iter().zip(runs) {
+        let index = usize::from(point.spec.name != zero_latency_name);
+        let sectors = point.sectors;
+        let analytic_ms = revolution_ms
+            * if index == 0 {
+                zero_latency_revolutions(sectors.0, spt.0)
+            } else {
+                ordinary_revolutions(spt.0)
+            };
+        let b = mean_breakdown(run);
+        let simulated_ms = b.rotational_latency_ms;
+        // Cross-check: the breakdown's components add up to the response time.
+        let left_over_ms = b.response_ms
+            - b.overhead_ms
+            - b.seek_ms
+            - b.head_switch_ms
+            - b.media_transfer_ms
+            - (b.bus_transfer_ms - b.overlap_ms);
+        let percent = 100.0 * sectors.0 as f64 / spt.0 as f64;
+        let disk = ["zero-latency", "ordinary"][index];
+        data.push(vec![
+            disk.into(),
+            sectors.0.into(),
+            percent.into(),
+            analytic_ms.into(),
+            simulated_ms.into(),
+            left_over_ms.into(),
+        ]);
+        curves.analytic[index].push((percent, analytic_ms));
+        curves.simulated[index].push((percent, simulated_ms));
+    }
+    (data, curves)
 }
 
 fn figure(curves: Curves, spt: Sectors, revolution_ms: f64) -> Figure {

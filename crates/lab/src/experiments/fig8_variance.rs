@@ -5,7 +5,8 @@
 //! 0.4 ms, so aligned track-sized variance is all seek.
 
 use super::common::{
-    curve_points, kilobytes, mean_breakdown, measure_points, sizes_up_to, Alignment, Curve,
+    curve_points, kilobytes, mean_breakdown, measure_points, sizes_up_to, track_size_index,
+    Alignment, Curve,
 };
 use crate::claim::Claim;
 use crate::driver::{mean_and_deviation, Run, Workload};
@@ -14,26 +15,25 @@ use crate::harness::{Experiment, Outcome, RunContext};
 use crate::plot::{Figure, LegendCorner, Mark, Panel, PanelContent, Series};
 use crate::table::DataTable;
 use crate::LabError;
-use spinstack_sim::request::Direction;
+use spinstack_disk::spec::DriveSpec;
+use spinstack_sim::request::{Direction, TimeBreakdown};
+use spinstack_sim::units::Nanoseconds;
 
 pub struct Fig8Variance;
 
-fn seek_deviation_ms(run: &Run) -> f64 {
-    let seeks: Vec<f64> = run
+/// Population standard deviation, over the measured requests, of one component of
+/// the drive's time breakdown.
+fn component_deviation_ms(run: &Run, component: fn(&TimeBreakdown) -> Nanoseconds) -> f64 {
+    let times: Vec<f64> = run
         .measured()
         .iter()
-        .map(|c| c.breakdown.seek.as_ms_f64())
+        .map(|c| component(&c.breakdown).as_ms_f64())
         .collect();
-    mean_and_deviation(&seeks).1
+    mean_and_deviation(&times).1
 }
 
-fn overhead_deviation_ms(run: &Run) -> f64 {
-    let overheads: Vec<f64> = run
-        .measured()
-        .iter()
-        .map(|c| c.breakdown.overhead.as_ms_f64())
-        .collect();
-    mean_and_deviation(&overheads).1
+fn seek_deviation_ms(run: &Run) -> f64 {
+    component_deviation_ms(run, |b| b.seek)
 }
 
 /// (size KB, mean, σ) per alignment.
@@ -83,18 +83,7 @@ impl Experiment for Fig8Variance {
             curves[usize::from(point.alignment == Alignment::Unaligned)]
                 .push((kb, mean, deviation));
         }
-        let track_run = &runs[sizes
-            .iter()
-            .position(|&s| s == spt)
-            .expect("track size is a point")];
-        let unaligned_track_run = &runs[sizes.len() + sizes.len() - 1];
-        let why = Why {
-            seek_deviation_ms: seek_deviation_ms(track_run),
-            seek_mean_ms: mean_breakdown(track_run).seek_ms,
-            overhead_deviation_ms: overhead_deviation_ms(track_run),
-            unaligned_head_switch_ms: mean_breakdown(unaligned_track_run).head_switch_ms,
-            revolution_ms: drives::revolution(&spec).as_ms_f64(),
-        };
+        let why = Why::of(&runs, track_size_index(&sizes, spt), &spec);
         let claims = claims(&curves, &why);
         Ok(Outcome {
             data,
@@ -119,24 +108,64 @@ struct Why {
     revolution_ms: f64,
 }
 
+impl Why {
+    /// `runs`: the aligned curve then the unaligned one, each ending at the track size
+    /// (whose index is `track`).
+    fn of(runs: &[Run], track: usize, spec: &DriveSpec) -> Why {
+        let track_run = &runs[track];
+        let unaligned_track_run = &runs[runs.len() - 1];
+        Why {
+            seek_deviation_ms: seek_deviation_ms(track_run),
+            seek_mean_ms: mean_breakdown(track_run).seek_ms,
+            overhead_deviation_ms: component_deviation_ms(track_run, |b| b.overhead),
+            unaligned_head_switch_ms: mean_breakdown(unaligned_track_run).head_switch_ms,
+            revolution_ms: drives::revolution(spec).as_ms_f64(),
+        }
+    }
+
+    /// The seeks' own spread, which every σ includes.
+    fn seek(&self) -> String {
+        format!(
+            "The model's seeks in this workload average {:.2} ms with σ {:.2} ms (paper: 2.2 \
+             ms, σ 0.4 ms); fig6-head-time explains the catalog's first-zone width and seek \
+             curve.",
+            self.seek_mean_ms, self.seek_deviation_ms
+        )
+    }
+
+    fn aligned_track_sized(&self) -> String {
+        format!(
+            "{} For aligned track-sized reads the drive's overhead component varies \
+             with σ {:.2} ms (not decomposed further here).",
+            self.seek(),
+            self.overhead_deviation_ms
+        )
+    }
+
+    fn unaligned_track_sized(&self) -> String {
+        format!(
+            "{} Unaligned track-sized reads also vary with whether and where they cross \
+             a track (mean head switch {:.2} ms) and with the rotational wait on each part.",
+            self.seek(),
+            self.unaligned_head_switch_ms
+        )
+    }
+
+    /// Why one-sector σ cannot differ with alignment: the σ of each is given.
+    fn one_sector(&self, aligned_ms: f64, unaligned_ms: f64) -> String {
+        format!(
+            "A one-sector request never spans a track, so alignment cannot change it: the \
+             model gives aligned and unaligned alike ({aligned_ms:.2} / {unaligned_ms:.2} \
+             ms), and a uniform rotational wait alone has σ = revolution/√12 = {:.2} ms. The \
+             paper's 1.8 vs 2.0 ms difference is not one that alignment can produce. {}",
+            self.revolution_ms / 12f64.sqrt(),
+            self.seek()
+        )
+    }
+}
+
 fn claims(curves: &Curves, why: &Why) -> Vec<Claim> {
     let [aligned, unaligned] = curves;
-    let seek_deviation = why.seek_deviation_ms;
-    let seek_text = format!(
-        "The model's seeks in this workload average {:.2} ms with σ {:.2} ms (paper: 2.2 ms, σ \
-         0.4 ms); fig6-head-time explains the catalog's first-zone width and seek curve.",
-        why.seek_mean_ms, seek_deviation
-    );
-    let aligned_text = format!(
-        "{seek_text} For aligned track-sized reads the drive's overhead component varies \
-         with σ {:.2} ms (not decomposed further here).",
-        why.overhead_deviation_ms
-    );
-    let unaligned_text = format!(
-        "{seek_text} Unaligned track-sized reads also vary with whether and where they cross \
-         a track (mean head switch {:.2} ms) and with the rotational wait on each part.",
-        why.unaligned_head_switch_ms
-    );
     let first = |c: &Vec<(f64, f64, f64)>| c.first().map_or(f64::NAN, |p| p.2);
     let last = |c: &Vec<(f64, f64, f64)>| c.last().map_or(f64::NAN, |p| p.2);
     let source = "§5.2, Fig. 8";
@@ -148,7 +177,7 @@ fn claims(curves: &Curves, why: &Why) -> Vec<Claim> {
             1.8,
             first(aligned),
         )
-        .explain_if_missed(seek_text.clone()),
+        .explain_if_missed(why.seek()),
         Claim::new(
             "σ, aligned, track-sized requests",
             source,
@@ -156,7 +185,7 @@ fn claims(curves: &Curves, why: &Why) -> Vec<Claim> {
             0.4,
             last(aligned),
         )
-        .explain_if_missed(aligned_text),
+        .explain_if_missed(why.aligned_track_sized()),
         Claim::new(
             "σ, unaligned, 1-sector requests",
             source,
@@ -164,15 +193,7 @@ fn claims(curves: &Curves, why: &Why) -> Vec<Claim> {
             2.0,
             first(unaligned),
         )
-        .explain_if_missed(format!(
-            "A one-sector request never spans a track, so alignment cannot change it: the \
-             model gives aligned and unaligned alike ({:.2} / {:.2} ms), and a uniform \
-             rotational wait alone has σ = revolution/√12 = {:.2} ms. The paper's 1.8 vs 2.0 ms \
-             difference is not one that alignment can produce. {seek_text}",
-            first(aligned),
-            first(unaligned),
-            why.revolution_ms / 12f64.sqrt()
-        )),
+        .explain_if_missed(why.one_sector(first(aligned), first(unaligned))),
         Claim::new(
             "σ, unaligned, track-sized requests",
             source,
@@ -180,15 +201,15 @@ fn claims(curves: &Curves, why: &Why) -> Vec<Claim> {
             1.5,
             last(unaligned),
         )
-        .explain_if_missed(unaligned_text),
+        .explain_if_missed(why.unaligned_track_sized()),
         Claim::new(
             "σ of the seeks in this workload",
             source,
             "ms",
             0.4,
-            seek_deviation,
+            why.seek_deviation_ms,
         )
-        .explain_if_missed(seek_text),
+        .explain_if_missed(why.seek()),
     ]
 }
 
