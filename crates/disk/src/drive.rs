@@ -221,6 +221,12 @@ impl Drive {
         direction: Direction,
         now: Nanoseconds,
     ) -> Result<Nanoseconds, LayoutError> {
+        self.position_time_from(self.arm_when_free(now), lbn, direction)
+    }
+
+    /// Where the arm will be, and from when, once the drive is next free at `now`
+    /// or later (a running prefetch is cut at `now`).
+    fn arm_when_free(&self, now: Nanoseconds) -> Arm {
         let mut arm = self.job.as_ref().map_or(self.arm, |j| j.arm_after);
         if let Some(j) = &self.job {
             if j.kind == JobKind::Prefetch {
@@ -228,6 +234,15 @@ impl Drive {
             }
         }
         arm.free_ps = arm.free_ps.max(ns_to_ps(now));
+        arm
+    }
+
+    fn position_time_from(
+        &self,
+        arm: Arm,
+        lbn: Lbn,
+        direction: Direction,
+    ) -> Result<Nanoseconds, LayoutError> {
         let media = Media {
             mechanics: &self.mechanics,
             layout: &self.layout,
@@ -318,10 +333,13 @@ impl Drive {
     }
 
     fn sptf_choice(&self, now: Nanoseconds) -> usize {
+        // The arm state is the same for every candidate: compute it once (cutting a
+        // running prefetch allocates).
+        let arm = self.arm_when_free(now);
         let mut best = (u64::MAX, 0);
         for (i, r) in self.queue.iter().enumerate() {
             let t = self
-                .position_time(r.lbn, r.direction, now)
+                .position_time_from(arm, r.lbn, r.direction)
                 .map_or(u64::MAX, |t| t.0);
             if t < best.0 {
                 best = (t, i);
