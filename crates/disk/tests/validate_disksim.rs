@@ -115,8 +115,8 @@ fn demerit_at_or_below_disksim() {
 
 /// Regression test for issue 2 (dec_rz26 above DiskSim): proves that importing
 /// dec_rz26 does not apply `Immediate buffer read` (set without `Read any free
-/// blocks`; see `immediate_reads_as_disksim_runs_them` in import.rs), that its
-/// first responses are DiskSim's, and that its demerit lands between DiskSim's own
+/// blocks`; see `immediate_reads_as_disksim_runs_them` in import.rs) and that its
+/// demerit lands between DiskSim's own
 /// two builds (WD 0.340575, 4.0 0.340367) to within 0.0003 ms.
 #[test]
 fn dec_rz26_disksim_figure_without_zero_latency_reads() {
@@ -130,17 +130,8 @@ fn dec_rz26_disksim_figure_without_zero_latency_reads() {
         .provenance
         .iter()
         .any(|line| line.starts_with("Immediate buffer read = 1")));
-    let records = read_validate_trace(&dir.join("traces/dec_rz26.trace")).expect("trace reads");
-    let report = replay(&spec, &records).expect("replay runs");
-    let first = [18.405622, 28.707888, 23.128547, 28.387959, 17.885208];
-    for (i, want) in first.iter().enumerate() {
-        let got = report.simulated_ms[i];
-        assert!(
-            (got - want).abs() < 0.01,
-            "request #{}: {got:.6} vs {want:.6}",
-            i + 1
-        );
-    }
+    // Its first responses are checked by `first_responses_match_disksim`.
+    let report = run(&dir, "dec_rz26");
     let (wd, orig) = (0.340575, 0.340367);
     eprintln!(
         "dec_rz26 without zero-latency reads: {:.6} ms",
