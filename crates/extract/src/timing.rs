@@ -54,17 +54,34 @@
 //! bus time cancels, so it works on drives whose host link is slower than the
 //! platter, like the Atlas 10K); on one track the angles grow in proportion to
 //! LBN distance, a boundary adds its skew to one segment, and a track cannot
-//! hold confidently more LBNs than slots pass in a revolution. Where the link
-//! keeps up with the media, a read of the whole span must also not travel an
-//! extra revolution. A suspect segment (or an undecided interior) is settled by
-//! the boundary test on every pair in it; a pair that stays undecided makes the
-//! track `uncertain`.
+//! hold confidently more LBNs than slots pass in a revolution (a span that does
+//! is no track, whatever the boundary tests later say: a skew below their
+//! threshold hides its boundaries from them, so such a track ends uncertain).
+//! The chains' angles are reduced modulo a revolution, so a boundary whose
+//! angle happens to equal its LBN distance's share (a zone change right after a
+//! short zone-end track) is invisible to them; the head cannot switch in one
+//! slot's passage, so a read across such a boundary travels an extra turn (or
+//! nearly a turn), and a read that spans it sees that. Where the link keeps up
+//! with the media, a read of the whole span must not travel an extra
+//! revolution. Where the link is slower than the media (the Atlas 10K), a long
+//! read ends when its bytes reach the host and hides the turn, so *tile reads*
+//! stand in: reads short enough that their bus time stays within a third of a
+//! turn, overlapping by one LBN, each timed after a read of its first sector
+//! alone. They run on a track whose size differs from the one before it, and on
+//! that one before (a short zone-end track and the next track can add up to the
+//! size expected, and only the track after them shows the change): a hidden
+//! boundary comes with a zone change, and a zone change changes the size. A
+//! tile that travelled the extra turn gets the boundary test on every pair; a
+//! crossing ends the track there, or flags the track before uncertain. A
+//! suspect segment (or an undecided interior) is settled by the boundary test
+//! on every pair in it; a pair that stays undecided makes the track
+//! `uncertain`.
 //!
 //! **Cost.** In the common case three passes of seven single-sector reads, about
-//! six revolutions, per track. On the Atlas 10K (jitter seed 7): 0.77 simulated
-//! hours, about 21 chain reads and 1.2 boundary-test reads per track
-//! ([`PhaseCosts`] accounts for every read). Where the link keeps up with the
-//! media, the span read adds about 12 reads per track.
+//! six revolutions, per track. On the Atlas 10K (jitter seed 7): 0.775 simulated
+//! hours, about 21 chain reads, 1.2 boundary-test reads and 0.12 tile reads per
+//! track ([`PhaseCosts`] accounts for every read). Where the link keeps up with
+//! the media, the span read adds about 12 reads per track.
 //!
 //! **Cache defeat.** Extraction runs as many interleaved cursors over widely spread
 //! regions of the disk (traxtents used 100), one track per cursor in turn, so that
@@ -76,13 +93,19 @@
 //!
 //! **What it cannot see.** Cylinder and surface (the map says `-`), remapped LBNs
 //! (a read across one costs a seek and looks like two boundaries), runs of
-//! slipped sectors as long as a head switch. Where the host link is slower than
-//! the media (the Atlas 10K) the span read says nothing, and a boundary whose
-//! angle happens to equal its LBN distance's share (a zone change right after a
-//! short zone-end track) is invisible to the chain: the property test's drive
-//! has a fast link, and with the span read switched off it accepts about one
-//! wrong track in 4,000 layouts (with the end found by boundary tests too), so
-//! on slow links exactness rests on the catalog runs.
+//! slipped sectors as long as a head switch. On a slow link, a hidden boundary
+//! (see above) inside a track whose size equals both its neighbours' escapes
+//! the tile reads: that needs a zone-end track and a new zone's first track
+//! that add up to the old size *and* a new zone of that same size (for
+//! instance a one-LBN zone-end track followed by a slipped track), or that the
+//! track is the last of its region (the track after it is another cursor's,
+//! and nobody looks back). A tile read
+//! whose single read is delayed by a host stall of a third to two thirds of a
+//! turn can miss its extra turn (about one tile in a thousand). The property
+//! test (`tests/timing_properties.rs`) runs both links: with the span read
+//! and without it (a link 2.2 times slower than the sparsest track), 0 false
+//! acceptances in 40,000 fresh slow-link layouts and 100,000 fresh fast-link
+//! layouts; before the tile reads the slow link gave about one in 3,000.
 
 use crate::map::{MappedTrack, TrackMap};
 use crate::probe::{Probe, ProbeError};
@@ -154,6 +177,8 @@ pub enum Phase {
     Chain,
     /// The span read (drives whose link keeps up with the media).
     Span,
+    /// The tile reads (drives whose link is slower than the media).
+    Tiles,
     /// Finding each region's first boundary.
     FirstBoundary,
 }
@@ -165,6 +190,7 @@ pub struct PhaseCosts {
     pub suspect_test: PhaseCost,
     pub chain: PhaseCost,
     pub span: PhaseCost,
+    pub tiles: PhaseCost,
     pub first_boundary: PhaseCost,
 }
 
@@ -175,6 +201,7 @@ impl PhaseCosts {
             Phase::SuspectTest => &mut self.suspect_test,
             Phase::Chain => &mut self.chain,
             Phase::Span => &mut self.span,
+            Phase::Tiles => &mut self.tiles,
             Phase::FirstBoundary => &mut self.first_boundary,
         }
     }
@@ -263,6 +290,10 @@ enum Interior {
     Suspect(Vec<(u64, u64)>),
     /// The samples ran out before the confidence was reached.
     Undecided,
+    /// The span holds confidently more LBNs than slots pass in a revolution: it
+    /// is no single track, whatever the boundary tests say (a skew that does
+    /// not clear their threshold hides its boundaries from them).
+    Overfull,
 }
 
 /// What the checkpoint chain says of the pair (end − 1, end) of a hypothesised
@@ -500,8 +531,7 @@ impl<'p, P: Probe + ?Sized> Tester<'p, P> {
     fn span_crosses(&mut self, start: u64, sectors: u64) -> Result<Option<bool>, ProbeError> {
         self.phase = Phase::Span;
         let revolution = self.calibration.revolution_ns;
-        let sector_passage = revolution / sectors.max(1) as f64;
-        if self.calibration.same_delta_ns > 2.0 * sector_passage {
+        if self.link_is_slow(sectors) {
             return Ok(None);
         }
         let last = start + sectors - 1;
@@ -518,6 +548,63 @@ impl<'p, P: Probe + ?Sized> Tester<'p, P> {
             }
         }
         Ok(Some(votes >= 2))
+    }
+
+    /// Where one more sector costs the host more than twice a sector's passage on
+    /// a track of `sectors`: a long read ends when its bytes reach the host.
+    fn link_is_slow(&self, sectors: u64) -> bool {
+        let sector_passage = self.calibration.revolution_ns / sectors.max(1) as f64;
+        self.calibration.same_delta_ns > 2.0 * sector_passage
+    }
+
+    /// Does some read inside [start, start + sectors) travel an extra turn? The
+    /// slow-link stand-in for the span read: a boundary whose angle looks like
+    /// same-track spacing (a zone change after a short zone-end track) is one
+    /// the head cannot make in a slot's passage, so a read across it waits a
+    /// turn (or its angle is nearly one), which the chains, reduced modulo a
+    /// turn, cannot see. Short reads ("tiles", overlapping by one LBN so that
+    /// every pair lies in one) stay short enough for the link not to hide the
+    /// turn: a tile of n sectors after a read of its first alone ends one turn
+    /// plus (n − 1) same-track δ later, at most a third of a turn, or about a
+    /// turn later than that across such a boundary. Returns the first tile
+    /// (from, to) that travelled the extra turn; None on a link that keeps up
+    /// (the span read covers it) or where no tile did.
+    fn extra_turn(
+        &mut self,
+        (start, resume): (u64, u64),
+        end: u64,
+    ) -> Result<Option<(u64, u64)>, ProbeError> {
+        let sectors = end - start;
+        if sectors <= 2 || !self.link_is_slow(sectors) {
+            return Ok(None);
+        }
+        self.phase = Phase::Tiles;
+        let c = self.calibration;
+        let revolution = c.revolution_ns;
+        let slot = self.local_slot_ns.max(revolution / sectors as f64);
+        let per_sector = self.local_same(slot);
+        let step = ((revolution / 3.0 / per_sector) as u64).max(1);
+        let mut from = resume.max(start);
+        while from + 1 < end {
+            let to = (from + step).min(end - 1);
+            let predicted = (to - from) as f64 * per_sector;
+            let across = revolution - c.gap_for(per_sector) - 2.0 * slot;
+            let threshold = (predicted + across) / 2.0;
+            // A stall on the single read's side shortens the tile; retry those.
+            for _ in 0..3 {
+                let alone = self.completion(from, 1)?;
+                let tile = self.completion(from, to - from + 1)?;
+                let travelled = tile - alone - revolution;
+                if travelled > threshold {
+                    return Ok(Some((from, to)));
+                }
+                if travelled > predicted - INLIER_SIGMAS * c.sample_sigma_ns {
+                    break;
+                }
+            }
+            from = to;
+        }
+        Ok(None)
     }
 
     /// One chain of single-sector reads over the checkpoints: one angle sample per
@@ -623,8 +710,7 @@ impl<'p, P: Probe + ?Sized> Tester<'p, P> {
             / (centres.iter().map(|a| a.1).min().unwrap_or(1) as f64).sqrt();
         let slots_most = revolution * span / (total - self.options.confidence_sigmas * total_error);
         if total > self.options.confidence_sigmas * total_error && span + 1.0 > slots_most + 0.5 {
-            let whole = (checkpoints[0], checkpoints[checkpoints.len() - 1]);
-            return Some(Interior::Suspect(vec![whole]));
+            return Some(Interior::Overfull);
         }
         let mut suspects = Vec::new();
         for (i, ((angle, inliers), length)) in centres.iter().zip(&lengths).enumerate() {
@@ -704,6 +790,8 @@ struct Cursor {
     recent_sizes: VecDeque<u64>,
     /// One slot's passage where the cursor works, as last measured (0 unknown).
     slot_ns: f64,
+    /// Whether the tile reads have looked inside the latest track.
+    last_tiled: bool,
     done: bool,
 }
 
@@ -772,6 +860,7 @@ fn make_cursors(capacity: u64, regions: usize) -> Vec<Cursor> {
                 tracks: Vec::new(),
                 recent_sizes: VecDeque::new(),
                 slot_ns: 0.0,
+                last_tiled: false,
                 done: false,
             }
         })
@@ -805,8 +894,9 @@ fn step<P: Probe + ?Sized>(
     let sizes: Vec<u64> = cursors[index].recent_sizes.iter().copied().collect();
     tester.local_slot_ns = cursors[index].slot_ns;
     tester.last_slope_ns = None;
-    let (end, certain) = track_end(tester, start, &sizes, limit)?;
+    let decided = track_end(tester, start, &sizes, limit)?;
     let cursor = &mut cursors[index];
+    let (end, certain) = guard_extra_turns(tester, cursor, start, decided)?;
     cursor.slot_ns = tester.last_slope_ns.unwrap_or(cursor.slot_ns);
     let size = end - start;
     cursor.tracks.push(MappedTrack {
@@ -849,6 +939,58 @@ fn first_boundary_from<P: Probe + ?Sized>(
     Ok(tester.capacity)
 }
 
+/// On a slow link, where a track's size differs from the one before it (a zone
+/// change, a slip), the tile reads ([`Tester::extra_turn`]) look for a boundary
+/// the chains cannot see, in this track and the one before (a short zone-end
+/// track and the next one can add up to the size expected, and only the track
+/// after them shows the change). A boundary found inside this track ends it
+/// there; one inside the track before flags that track uncertain.
+fn guard_extra_turns<P: Probe + ?Sized>(
+    tester: &mut Tester<'_, P>,
+    cursor: &mut Cursor,
+    start: u64,
+    (mut end, mut certain): (u64, bool),
+) -> Result<(u64, bool), ProbeError> {
+    let changed = cursor
+        .tracks
+        .last()
+        .is_some_and(|t| t.sectors.0 != end - start);
+    if !changed || !certain {
+        cursor.last_tiled = false;
+        return Ok((end, certain));
+    }
+    if let Some(previous) = cursor.tracks.last_mut() {
+        if !previous.uncertain && !cursor.last_tiled {
+            let (first, stop) = (previous.first.0, previous.end().0);
+            let mut resume = first;
+            while let Some(tile) = tester.extra_turn((first, resume), stop)? {
+                if !matches!(last_crossing(tester, &[tile])?, Crossing::NoneConfidently) {
+                    previous.uncertain = true;
+                    break;
+                }
+                resume = tile.1;
+            }
+        }
+    }
+    cursor.last_tiled = true;
+    let mut resume = start;
+    while let Some(tile) = tester.extra_turn((start, resume), end)? {
+        match last_crossing(tester, &[tile])? {
+            Crossing::At(earlier) => {
+                let verdict = tester.interior(start, earlier - start, false)?.0;
+                (end, certain) = settle_interior(tester, start, (earlier, true), verdict)?;
+                if !certain {
+                    break;
+                }
+                resume = tile.0;
+            }
+            Crossing::NoneConfidently => resume = tile.1,
+            Crossing::Undecided => return Ok((end, false)),
+        }
+    }
+    Ok((end, certain))
+}
+
 /// One past the last LBN of the track starting at `start`, and whether every test
 /// that decided it was confident. No end is accepted before the interior test has
 /// confidently found no boundary inside the track (a short zone-end track and the
@@ -873,6 +1015,14 @@ fn track_end<P: Probe + ?Sized>(
         // At the limit the next region's cursor has found the boundary already.
         let known = end == limit;
         let (verdict, pair) = tester.interior(start, end - start, !known)?;
+        // An overfull span is suspect as a whole, and the direct tests cannot
+        // clear it.
+        let overfull = verdict == Interior::Overfull;
+        let verdict = if overfull {
+            Interior::Suspect(vec![(start, end - 1)])
+        } else {
+            verdict
+        };
         match verdict {
             Interior::Free if known || pair == EndPair::Crossing => {
                 return Ok((end, true));
@@ -902,7 +1052,7 @@ fn track_end<P: Probe + ?Sized>(
                         return settle_interior(tester, start, (earlier, true), verdict);
                     }
                     // The direct tests clear the interior; the end remains.
-                    Crossing::NoneConfidently => {
+                    Crossing::NoneConfidently if !overfull => {
                         if known {
                             return Ok((end, true));
                         }
@@ -911,10 +1061,10 @@ fn track_end<P: Probe + ?Sized>(
                             return Ok((end, true));
                         }
                     }
-                    Crossing::Undecided => {}
+                    Crossing::NoneConfidently | Crossing::Undecided => {}
                 }
             }
-            Interior::Undecided => {}
+            Interior::Undecided | Interior::Overfull => {}
         }
     }
     let (end, certain) = candidate_end(tester, start, recent_sizes, limit)?;
@@ -931,15 +1081,16 @@ fn settle_interior<P: Probe + ?Sized>(
     mut verdict: Interior,
 ) -> Result<(u64, bool), ProbeError> {
     loop {
+        let overfull = verdict == Interior::Overfull;
         let segments = match verdict {
             Interior::Free => return Ok((end, certain)),
             // Rare (a persistent latency oddity at one LBN): test every pair.
-            Interior::Undecided => vec![(start, end - 1)],
+            Interior::Undecided | Interior::Overfull => vec![(start, end - 1)],
             Interior::Suspect(segments) => segments,
         };
         match last_crossing(tester, &segments)? {
             Crossing::At(earlier) => (end, certain) = (earlier, true),
-            Crossing::NoneConfidently => return Ok((end, certain)),
+            Crossing::NoneConfidently => return Ok((end, certain && !overfull)),
             Crossing::Undecided => return Ok((end, false)),
         }
         verdict = tester.interior(start, end - start, false)?.0;

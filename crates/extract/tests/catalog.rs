@@ -95,6 +95,7 @@ fn timing_phase_costs_account_for_every_read() {
         ("suspect test", c.suspect_test),
         ("chain", c.chain),
         ("span", c.span),
+        ("tiles", c.tiles),
         ("first boundary", c.first_boundary),
     ];
     let tracks = found.map.tracks.len() as f64;
