@@ -30,6 +30,16 @@ fn setup() -> (Layout, Vec<Lbn>) {
     (layout, lbns)
 }
 
+/// The setup's LBNs as physical addresses.
+fn setup_pbns() -> (Layout, Vec<Pbn>) {
+    let (layout, lbns) = setup();
+    let pbns = lbns
+        .iter()
+        .map(|&l| layout.lbn_to_pbn(l).expect("in range"))
+        .collect();
+    (layout, pbns)
+}
+
 #[divan::bench]
 fn track_of(bencher: divan::Bencher) {
     let (layout, lbns) = setup();
@@ -56,11 +66,7 @@ fn lbn_to_pbn(bencher: divan::Bencher) {
 
 #[divan::bench]
 fn angle_of(bencher: divan::Bencher) {
-    let (layout, lbns) = setup();
-    let pbns: Vec<Pbn> = lbns
-        .iter()
-        .map(|&l| layout.lbn_to_pbn(l).expect("in range"))
-        .collect();
+    let (layout, pbns) = setup_pbns();
     bencher
         .counter(divan::counter::ItemsCount::new(LOOKUPS))
         .bench(|| {
@@ -72,11 +78,7 @@ fn angle_of(bencher: divan::Bencher) {
 
 #[divan::bench]
 fn sectors_per_track(bencher: divan::Bencher) {
-    let (layout, lbns) = setup();
-    let pbns: Vec<Pbn> = lbns
-        .iter()
-        .map(|&l| layout.lbn_to_pbn(l).expect("in range"))
-        .collect();
+    let (layout, pbns) = setup_pbns();
     bencher
         .counter(divan::counter::ItemsCount::new(LOOKUPS))
         .bench(|| {

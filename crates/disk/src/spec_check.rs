@@ -32,9 +32,15 @@ pub struct TimeFieldError {
 impl TimeFieldError {
     /// The field's own name (the last path component), for finding it in a file.
     pub fn field_name(&self) -> &str {
-        let last = self.path.rsplit('.').next().unwrap_or(&self.path);
-        last.split('[').next().unwrap_or(last)
+        field_name_of(&self.path)
     }
+}
+
+/// `firmware.overheads.read_completion_ms` -> `read_completion_ms`;
+/// `mechanics.first_ten_ms[3]` -> `first_ten_ms`.
+fn field_name_of(path: &str) -> &str {
+    let last = path.rsplit('.').next().unwrap_or(path);
+    last.split('[').next().unwrap_or(last)
 }
 
 /// Check every time in `spec`; the first field out of range is the error.
@@ -78,8 +84,7 @@ fn check_one(path: &str, value: f64) -> Result<(), TimeFieldError> {
             rule,
         })
     };
-    let name = path.rsplit('.').next().unwrap_or(path);
-    let name = name.split('[').next().unwrap_or(name);
+    let name = field_name_of(path);
     if !value.is_finite() {
         return error("a time must be a finite number");
     }

@@ -37,17 +37,21 @@ impl Rng {
     }
 }
 
-/// Closed loop of `count` random 8-sector reads at `depth`; returns completions.
-fn random_reads(drive: &mut Drive, depth: usize, count: u64, seed: u64) -> Vec<Completion> {
-    let mut rng = Rng(seed);
-    let capacity = drive.capacity().0 - 8;
+/// Closed loop: keeps `depth` requests at the drive until `count` complete;
+/// `next(id, now)` makes each new request. Returns the completions in order.
+fn closed_loop(
+    drive: &mut Drive,
+    depth: usize,
+    count: u64,
+    mut next: impl FnMut(u64, Nanoseconds, &Drive) -> BlockRequest,
+) -> Vec<Completion> {
     let mut now = Nanoseconds::ZERO;
     let mut issued = 0;
     let mut out = Vec::new();
     let mut buffer = Vec::new();
     while (out.len() as u64) < count {
         while issued < count && issued - (out.len() as u64) < (depth as u64) {
-            let r = request(issued, Direction::Read, rng.next() % capacity, 8, now);
+            let r = next(issued, now, drive);
             drive.submit(r).expect("accepted");
             issued += 1;
         }
@@ -57,6 +61,15 @@ fn random_reads(drive: &mut Drive, depth: usize, count: u64, seed: u64) -> Vec<C
         out.extend_from_slice(&buffer);
     }
     out
+}
+
+/// Closed loop of `count` random 8-sector reads at `depth`; returns completions.
+fn random_reads(drive: &mut Drive, depth: usize, count: u64, seed: u64) -> Vec<Completion> {
+    let mut rng = Rng(seed);
+    let capacity = drive.capacity().0 - 8;
+    closed_loop(drive, depth, count, |id, now, _| {
+        request(id, Direction::Read, rng.next() % capacity, 8, now)
+    })
 }
 
 fn mean_ms(c: &[Completion]) -> f64 {
@@ -239,25 +252,12 @@ fn throughput_random_4k_qd1() {
 /// first `tracks` tracks of `drive`, keeping `depth` requests at the drive.
 fn aligned_track_reads(drive: &mut Drive, depth: usize, count: u64, seed: u64) -> Vec<Completion> {
     let mut rng = Rng(seed);
-    let mut now = Nanoseconds::ZERO;
-    let mut issued = 0;
-    let mut out = Vec::new();
-    let mut buffer = Vec::new();
-    while (out.len() as u64) < count {
-        while issued < count && issued - (out.len() as u64) < (depth as u64) {
-            // Tracks of the first zone (the first 2,000 tracks of the drive).
-            let probe = Lbn(rng.next() % 1_000_000);
-            let track = drive.layout().track_of(probe).expect("LBN on the drive");
-            let r = request(issued, Direction::Read, track.first.0, track.sectors.0, now);
-            drive.submit(r).expect("accepted");
-            issued += 1;
-        }
-        now = drive.next_event_time().expect("work pending");
-        buffer.clear();
-        drive.advance(now, &mut buffer);
-        out.extend_from_slice(&buffer);
-    }
-    out
+    closed_loop(drive, depth, count, |id, now, drive| {
+        // Tracks of the first zone (the first 2,000 tracks of the drive).
+        let probe = Lbn(rng.next() % 1_000_000);
+        let track = drive.layout().track_of(probe).expect("LBN on the drive");
+        request(id, Direction::Read, track.first.0, track.sectors.0, now)
+    })
 }
 
 fn atlas10k2(options: DriveOptions) -> Drive {

@@ -149,15 +149,11 @@ fn dec_rz26_disksim_figure_without_zero_latency_reads() {
 #[test]
 fn demerit_table_report() {
     let Some(dir) = disksim_dir() else { return };
-    for name in [
-        "atlas_III",
-        "barracuda",
-        "cheetah4LP",
-        "dec_rz26",
-        "hp_c2247a",
-        "hp_c3323a",
-        "st41601n",
-    ] {
+    let names = ASSERTED
+        .iter()
+        .copied()
+        .chain(GUARDED.iter().map(|(name, _)| *name));
+    for name in names {
         let report = run(&dir, name);
         assert!(
             report.demerit_ms.is_finite(),

@@ -91,6 +91,22 @@ pub struct Curve<'a> {
 }
 
 impl<'a> Curve<'a> {
+    /// The aligned and the unaligned curve (in that order) of one workload.
+    pub fn aligned_and_unaligned(
+        spec: &'a DriveSpec,
+        zone: &'a Zone,
+        workload: Workload,
+        direction: Direction,
+    ) -> [Curve<'a>; 2] {
+        [Alignment::Aligned, Alignment::Unaligned].map(|alignment| Curve {
+            spec,
+            zone,
+            workload,
+            alignment,
+            direction,
+        })
+    }
+
     /// This curve's point at `sectors`, with the run's request count and seed.
     pub fn point(self, sectors: Sectors, context: &RunContext) -> Point<'a> {
         Point {

@@ -89,14 +89,7 @@ impl Experiment for Fig1Efficiency {
         let spt = zone.sectors_per_track;
         let revolution_ms = drives::revolution(&spec).as_ms_f64();
         let sizes = sizes_up_to(spt, 6, 4);
-        let alignments = [Alignment::Aligned, Alignment::Unaligned];
-        let curves = alignments.map(|alignment| Curve {
-            spec: &spec,
-            zone: &zone,
-            workload: Workload::TwoReq,
-            alignment,
-            direction: Direction::Read,
-        });
+        let curves = Curve::aligned_and_unaligned(&spec, &zone, Workload::TwoReq, Direction::Read);
         let points = curve_points(curves, &sizes, context);
         let runs = measure_points(&points, context)?;
         let mut data = DataTable::new(&[

@@ -51,13 +51,7 @@ impl Experiment for Fig8Variance {
         let zone = drives::first_zone(&spec, &drives::layout(&spec)?)?;
         let spt = zone.sectors_per_track;
         let sizes = sizes_up_to(spt, 1, 8);
-        let curves = [Alignment::Aligned, Alignment::Unaligned].map(|alignment| Curve {
-            spec: &spec,
-            zone: &zone,
-            workload: Workload::OneReq,
-            alignment,
-            direction: Direction::Read,
-        });
+        let curves = Curve::aligned_and_unaligned(&spec, &zone, Workload::OneReq, Direction::Read);
         let points = curve_points(curves, &sizes, context);
         let runs = measure_points(&points, context)?;
         let mut data = DataTable::new(&[
