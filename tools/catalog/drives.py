@@ -15,6 +15,11 @@ RULES = [
 
 NO_POWER = "power: not given by any paper; spinstack's generic defaults apply (assumed)"
 
+def level(name, watts, enter_ms, enter_joules, exit_ms, exit_joules):
+    """A standby level: its power, and time and energy to enter and to leave it."""
+    return dict(name=name, watts=watts, enter_ms=enter_ms, enter_joules=enter_joules,
+                exit_ms=exit_ms, exit_joules=exit_joules)
+
 def fw(bus_ms, zero_latency, segments, segment_sectors, read_ahead, queue, policy):
     return dict(bus_ms=bus_ms, zero_latency=zero_latency, overheads=OVERHEADS,
                 cache=dict(segments=segments, segment_sectors=segment_sectors,
@@ -155,8 +160,8 @@ write(dict(
     surfaces=6, zones=12, spt_first=430, spt_last=318, capacity_bytes=18.4e9,
     mech=dict(rpm=15000, head_switch_ms=0.8, single_ms=0.6, average_ms=3.4, full_ms=6.5),
     fw=fw(512 / 160e6 * 1e3, False, 8, 1000, "continuous", 64, "sptf"),
-    power=dict(active_watts=39.0, idle_watts=22.3, standby_watts=4.15, spin_up_ms=26000,
-               spin_up_joules=904.8, spin_down_ms=15000, spin_down_joules=62.25),
+    power=dict(active_watts=39.0, idle_watts=22.3, standby=[
+        level("standby", 4.15, 15000, 62.25, 26000, 904.8)]),
     provenance=[
         f"paper {GODA}, Table 2: 18.4 GB, 15000 RPM, average seek 3.4 ms, 55 MB/s",
         f"paper {GODA}, Table 2: active 39.0 W, idle 22.3 W, standby 4.15 W, spin-down 15.0 s / 62.25 J, spin-up 26.0 s / 904.8 J",
@@ -189,12 +194,13 @@ write(dict(
     surfaces=4, zones=20, spt_first=993, spt_last=546, capacity_bytes=250e9,
     mech=dict(rpm=7200, head_switch_ms=1.0, single_ms=1.0, average_ms=8.5, full_ms=17.0),
     fw=fw(512 / 150e6 * 1e3, False, 8, 2000, "continuous", 32, "sptf"),
-    power=dict(active_watts=9.7, idle_watts=5.24, standby_watts=0.93, spin_up_ms=700,
-               spin_up_joules=3.5, spin_down_ms=700, spin_down_joules=3.5),
+    power=dict(active_watts=9.7, idle_watts=5.24, standby=[
+        level("unload", 4.04, 700, 3.5, 700, 3.5),
+        level("low-rpm", 2.72, 17000, 19.0, 17000, 19.0),
+        level("non-spinning", 0.93, 700, 3.5, 700, 3.5)]),
     provenance=[
         f"paper {GODA}, Table 2: 250 GB, 7200 RPM, average seek 8.5 ms, 61 MB/s",
-        f"paper {GODA}, Table 2: active 9.7 W, idle 5.24 W; non-spinning standby (N) 0.93 W, spin-down and spin-up (N) 0.7 s / 3.5 J each",
-        f"paper {GODA}, Table 2 (not modelled, one standby state only): unloaded (U) 4.04 W, 0.7 s / 3.5 J; low-RPM (L) 2.72 W, 17.0 s / 19.0 J",
+        f"paper {GODA}, Table 2: active 9.7 W, idle 5.24 W; standby levels unloaded (U) 4.04 W, 0.7 s / 3.5 J; low-RPM (L) 2.72 W, 17.0 s / 19.0 J; non-spinning (N) 0.93 W, 0.7 s / 3.5 J (each transition the same both ways)",
         "doubtful: the (N) transition row repeats the (U) row in our copy of the paper; 0.7 s is short for a full spin-up",
         "derived: outermost track = 61 MB/s x 8.33 ms per revolution / 512 B = 993 sectors",
         "assumed: innermost track 0.55 of the outermost (3.5-inch desktop platter) = 546 sectors",
@@ -207,7 +213,7 @@ write(dict(
      "transfer rate 61 MB/s; active 9.7 W, idle 5.24 W; three standby states:",
      "unloaded (U) 4.04 W, low-RPM (L) 2.72 W, non-spinning (N) 0.93 W; transitions",
      "(U) 0.7 s / 3.5 J, (L) 17.0 s / 19.0 J, (N) 0.7 s / 3.5 J (both directions).",
-     "PowerSpec has one standby state: we use (N), the conventional standby. Doubtful:",
+     "All three are standby levels 0 (U), 1 (L), 2 (N) of the [power] section. Doubtful:",
      "in our text of the paper the (N) transition row repeats the (U) row; 0.7 s is short",
      "for spinning a 3.5-inch disk up from rest. Kept as printed: the paper's remark that",
      "the mid-range drive works with RTOs as short as 30 s fits sub-second transitions.",

@@ -89,12 +89,15 @@ OVERHEADS = dict(read_hit_after_read_ms=0.1, read_hit_after_write_ms=0.1,
                  write_miss_after_read_ms=0.2, write_miss_after_write_ms=0.2)
 
 def power_toml(p):
+    """[power] with its standby levels, shallowest first."""
     if p is None:
         return []
-    lines = ['', '[power]']
-    for k in ['active_watts', 'idle_watts', 'standby_watts', 'spin_up_ms', 'spin_up_joules',
-              'spin_down_ms', 'spin_down_joules']:
-        lines.append(f"{k} = {fmt(float(p[k]))}")
+    lines = ['', '[power]', f"active_watts = {fmt(float(p['active_watts']))}",
+             f"idle_watts = {fmt(float(p['idle_watts']))}"]
+    for level in p['standby']:
+        lines += ['', '[[power.standby]]', f'name = "{level["name"]}"']
+        for k in ['watts', 'enter_ms', 'enter_joules', 'exit_ms', 'exit_joules']:
+            lines.append(f"{k} = {fmt(float(level[k]))}")
     return lines
 
 def mech_toml(m):

@@ -23,7 +23,7 @@ pub struct Args {
     /// Also print the first N requests: measured and simulated response, breakdown.
     #[arg(long, value_name = "N", default_value_t = 0)]
     show: usize,
-    /// Write every request as CSV (direction, lbn, sectors, simulated ms, cache hit).
+    /// Write every request as CSV (operation, lbn, sectors, simulated ms, cache hit).
     #[arg(long, value_name = "FILE")]
     csv: Option<PathBuf>,
 }
@@ -37,29 +37,29 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     };
     let report = run_one(drive, trace)?;
     if let Some(path) = &args.csv {
-        let mut out = String::from("direction,lbn,sectors,simulated_ms,cache_hit\n");
+        let mut out = String::from("operation,lbn,sectors,simulated_ms,cache_hit\n");
         for c in &report.completions {
             out += &format!(
                 "{:?},{},{},{:.6},{}\n",
-                c.request.direction,
+                c.request.operation,
                 c.request.lbn.0,
                 c.request.sectors.0,
                 c.response_time().as_ms_f64(),
-                c.cache_hit
+                c.cache_hit()
             );
         }
         std::fs::write(path, out).with_context(|| format!("writing {}", path.display()))?;
     }
     for c in report.completions.iter().take(args.show) {
-        let b = &c.breakdown;
+        let b = &c.breakdown();
         println!(
             "#{:<5} {:?} {:>9} +{:<4} sim {:>10.6} ms  hit {:<5} ovh {:.3} seek {:.3} lat {:.3} hsw {:.3} media {:.3} bus {:.3}",
             c.request.id.0 + 1,
-            c.request.direction,
+            c.request.operation,
             c.request.lbn.0,
             c.request.sectors.0,
             c.response_time().as_ms_f64(),
-            c.cache_hit,
+            c.cache_hit(),
             b.overhead.as_ms_f64(),
             b.seek.as_ms_f64(),
             b.rotational_latency.as_ms_f64(),

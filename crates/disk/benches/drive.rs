@@ -119,7 +119,7 @@ fn replay(spec: &DriveSpec, records: &[ValidateRecord]) -> u64 {
     let mut next = records.iter();
     let mut source = |_: DeviceId| {
         next.next().map(|record| RequestSpec {
-            direction: record.direction,
+            operation: record.operation,
             lbn: record.lbn,
             sectors: record.sectors,
             think_after: record.think,

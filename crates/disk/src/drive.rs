@@ -65,9 +65,14 @@ use cache::{merge_ranges, Cache, SegmentState};
 use firmware::{bus_pipeline_until, BusPlan, Firmware};
 use mechanics::{Mechanics, Picoseconds, PS_PER_NS};
 use media::{cut_at, AccessMode, Arm, Media, Run, Span, TrackStop};
-pub use power::{EnergyReport, PowerState};
-use spinstack_sim::device::{BlockDevice, DeviceError};
-use spinstack_sim::request::{BlockRequest, Completion, Direction, TimeBreakdown};
+pub use power::{EnergyReport, LevelTally, PowerState, MAX_STANDBY_LEVELS};
+use spinstack_sim::device::{
+    refuse_member_path, BlockDevice, Control, ControlError, DeviceError, IdlePolicy, MemberIndex,
+    StandbyLevel,
+};
+use spinstack_sim::request::{
+    BlockRequest, Completion, DriveDetail, Operation, Status, TimeBreakdown,
+};
 use spinstack_sim::units::{Lbn, Nanoseconds, Sectors};
 use std::collections::VecDeque;
 
@@ -80,6 +85,8 @@ pub struct DriveOptions {
     pub policy: Option<crate::spec::SchedulingPolicy>,
     /// Disable the drive's cache and read-ahead (as the extraction papers do).
     pub cache_disabled: bool,
+    /// Spin down after an idle period (none: only when told).
+    pub idle_policy: Option<IdlePolicy>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -145,7 +152,7 @@ pub struct Drive {
     /// Arm state when no job is planned (or before the job).
     arm: Arm,
     job: Option<Job>,
-    /// Direction of the last completed request (DiskSim's `lastflags`).
+    /// Whether the last read or write served was a write (DiskSim's `lastflags`).
     last_was_write: bool,
     queue: VecDeque<BlockRequest>,
     /// Requests started and not yet reported, in completion order (the bus delivers
@@ -159,6 +166,9 @@ pub struct Drive {
     /// When the last request started (the controller takes commands in order).
     last_start: Nanoseconds,
     power: power::PowerMeter,
+    /// Set by `Control::Fail`: every request from then on completes with
+    /// `Status::DeviceFailed`.
+    failed: bool,
     served: u64,
     /// Reused buffers (a run list from a finished job; per-block ready times).
     spare_runs: Vec<Run>,
@@ -174,6 +184,15 @@ impl Drive {
             problem,
         };
         let mechanics = Mechanics::new(&spec.mechanics, layout.cylinders()).map_err(invalid)?;
+        if let Some(problem) = spec.power.problem() {
+            return Err(invalid(problem));
+        }
+        let mut power = power::PowerMeter::new(&spec.power);
+        if let Some(policy) = options.idle_policy {
+            check_level(policy.level, power.standby_levels())
+                .map_err(|e| invalid(e.to_string()))?;
+            power.set_policy(Nanoseconds::ZERO, Some(policy));
+        }
         let firmware = Firmware::new(&spec.firmware, options.cache_disabled);
         let queue_depth = options
             .queue_depth
@@ -195,7 +214,8 @@ impl Drive {
             hda_free_ps: 0,
             bus_free_ps: 0,
             last_start: Nanoseconds::ZERO,
-            power: power::PowerMeter::new(&spec.power),
+            power,
+            failed: false,
             served: 0,
             spare_runs: Vec::new(),
             tracks: media::TrackCache::default(),
@@ -218,10 +238,10 @@ impl Drive {
     pub fn position_time(
         &self,
         lbn: Lbn,
-        direction: Direction,
+        operation: Operation,
         now: Nanoseconds,
     ) -> Result<Nanoseconds, LayoutError> {
-        self.position_time_from(self.arm_when_free(now), lbn, direction)
+        self.position_time_from(self.arm_when_free(now), lbn, operation)
     }
 
     /// Where the arm will be, and from when, once the drive is next free at `now`
@@ -241,49 +261,31 @@ impl Drive {
         &self,
         arm: Arm,
         lbn: Lbn,
-        direction: Direction,
+        operation: Operation,
     ) -> Result<Nanoseconds, LayoutError> {
         let media = Media {
             mechanics: &self.mechanics,
             layout: &self.layout,
             tracks: &self.tracks,
         };
-        let t = media.positioning_time(arm, lbn.0, direction == Direction::Write)?;
+        let t = media.positioning_time(arm, lbn.0, operation == Operation::Write)?;
         Ok(Nanoseconds((t / PS_PER_NS) as u64))
     }
 
     /// Power state at `now`.
     pub fn power_state(&self, now: Nanoseconds) -> PowerState {
-        self.power.state_at(now.0)
-    }
-
-    /// Spin the drive down at `now` (after any work in progress).
-    pub fn spin_down(&mut self, now: Nanoseconds) -> bool {
-        self.power.spin_down(now.0)
+        self.power.state_at(now, self.earliest_queued())
     }
 
     /// Time in each power state and energy up to `now`.
     pub fn energy(&self, now: Nanoseconds) -> EnergyReport {
-        self.power.report(now.0)
+        self.power.report(now, self.earliest_queued())
     }
 
-    fn check(&self, r: &BlockRequest) -> Result<(), DeviceError> {
-        if r.sectors.0 == 0 {
-            return Err(DeviceError::Empty { id: r.id.0 });
-        }
-        if r.lbn
-            .0
-            .checked_add(r.sectors.0)
-            .is_none_or(|e| e > self.capacity)
-        {
-            return Err(DeviceError::OutOfRange {
-                id: r.id.0,
-                lbn: r.lbn.0,
-                sectors: r.sectors.0,
-                capacity: self.capacity,
-            });
-        }
-        Ok(())
+    /// The arrival of the oldest request waiting to start (it keeps the idle timer
+    /// from firing: the drive was not idle).
+    fn earliest_queued(&self) -> Option<Nanoseconds> {
+        self.queue.iter().map(|r| r.arrival).min()
     }
 
     /// When the HDA is free for the next queued request (rounded up to a whole
@@ -316,14 +318,9 @@ impl Drive {
         let completion = match self.serve(request, start) {
             Ok(c) => c,
             // The request was range-checked at submit; a layout failure here means
-            // a layout table disagrees with its own capacity. Complete the request
-            // with no service time rather than stopping the simulation.
-            Err(_) => Completion {
-                request,
-                done: start,
-                cache_hit: false,
-                breakdown: TimeBreakdown::default(),
-            },
+            // a layout table disagrees with its own capacity: the drive cannot find
+            // the sector. Complete with a media error rather than stop the run.
+            Err(_) => Completion::new(request, start, Status::MediaError { lbn: request.lbn }),
         };
         // In-order bus delivery makes completions monotone; keep the order anyway.
         let at = self
@@ -339,7 +336,7 @@ impl Drive {
         let mut best = (u64::MAX, 0);
         for (i, r) in self.queue.iter().enumerate() {
             let t = self
-                .position_time_from(arm, r.lbn, r.direction)
+                .position_time_from(arm, r.lbn, r.operation)
                 .map_or(u64::MAX, |t| t.0);
             if t < best.0 {
                 best = (t, i);
@@ -354,22 +351,33 @@ impl Drive {
         request: BlockRequest,
         start: Nanoseconds,
     ) -> Result<Completion, LayoutError> {
-        let wake_ns = self.power.wake(start.0);
-        let t0 = ns_to_ps(start) + (wake_ns as i64) * PS_PER_NS + self.firmware.per_request_ps;
-        let outcome = match request.direction {
-            Direction::Read => self.serve_read(&request, t0)?,
-            Direction::Write => self.serve_write(&request, t0)?,
+        if self.failed {
+            return Ok(Completion::new(request, start, Status::DeviceFailed));
+        }
+        let spin_up = self.power.wake(request.arrival, start);
+        let t0 = ns_to_ps(start + spin_up) + self.firmware.per_request_ps;
+        let outcome = match request.operation {
+            Operation::Read => self.serve_read(&request, t0)?,
+            Operation::Write => self.serve_write(&request, t0)?,
+            Operation::Flush => self.serve_flush(t0),
+            Operation::Trim => self.serve_trim(&request, t0),
         };
         self.hda_free_ps = self.hda_free_ps.max(outcome.hda_free_ps);
         self.bus_free_ps = self.bus_free_ps.max(outcome.done_ps);
-        self.last_was_write = request.direction == Direction::Write;
+        match request.operation {
+            Operation::Read => self.last_was_write = false,
+            Operation::Write => self.last_was_write = true,
+            Operation::Flush | Operation::Trim => {}
+        }
         self.served += 1;
         let done = Nanoseconds(((outcome.done_ps + PS_PER_NS - 1) / PS_PER_NS) as u64)
             .max(request.arrival);
         let mut breakdown = outcome.breakdown;
+        breakdown.spin_up = spin_up;
         // Overhead is the rest of the response time (see `TimeBreakdown`).
         let b = &breakdown;
-        let accounted = b.seek.0
+        let accounted = b.spin_up.0
+            + b.seek.0
             + b.rotational_latency.0
             + b.head_switch.0
             + b.media_transfer.0
@@ -381,8 +389,60 @@ impl Drive {
         Ok(Completion {
             request,
             done,
-            cache_hit: outcome.cache_hit,
-            breakdown,
+            status: Status::Ok,
+            drive: Some(DriveDetail {
+                cache_hit: outcome.cache_hit,
+                breakdown,
+            }),
+        })
+    }
+
+    /// Carry out a power or failure command at `now`.
+    fn apply_control(&mut self, now: Nanoseconds, command: Control) -> Result<(), ControlError> {
+        let levels = self.power.standby_levels();
+        match command {
+            Control::SpinDown(level) => {
+                check_level(level, levels)?;
+                let busy = !self.queue.is_empty();
+                self.power.order_spin_down(now, level, busy);
+            }
+            Control::SpinUp => self.power.spin_up(now),
+            Control::SetIdlePolicy(policy) => {
+                if let Some(policy) = policy {
+                    check_level(policy.level, levels)?;
+                }
+                self.power.set_policy(now, policy);
+            }
+            Control::Fail => self.fail(now),
+        }
+        Ok(())
+    }
+
+    /// The drive stops working at `now`: requests in service or queued complete
+    /// with `DeviceFailed` (queued ones at once), and so does every later one.
+    fn fail(&mut self, now: Nanoseconds) {
+        self.failed = true;
+        for completion in self.in_service.iter_mut() {
+            completion.status = Status::DeviceFailed;
+            completion.drive = None;
+        }
+        while let Some(request) = self.queue.pop_front() {
+            let done = now.max(request.arrival);
+            let at = self.in_service.partition_point(|c| c.done <= done);
+            self.in_service
+                .insert(at, Completion::new(request, done, Status::DeviceFailed));
+        }
+    }
+}
+
+/// A standby level the drive has, or the error naming how many it has.
+fn check_level(level: StandbyLevel, levels: usize) -> Result<(), ControlError> {
+    if (level.0 as usize) < levels {
+        Ok(())
+    } else {
+        Err(ControlError::NoSuchStandbyLevel {
+            level: level.0,
+            levels: levels as u8,
         })
     }
 }
@@ -411,7 +471,7 @@ impl BlockDevice for Drive {
         Sectors(self.capacity)
     }
     fn submit(&mut self, request: BlockRequest) -> Result<(), DeviceError> {
-        self.check(&request)?;
+        request.check(Sectors(self.capacity))?;
         // One request may be in service beyond the queue's depth, as before the
         // HDA and bus were separated.
         if self.queue.len() + self.in_service.len() > self.queue_depth {
@@ -454,5 +514,14 @@ impl BlockDevice for Drive {
                 (None, None) => break,
             }
         }
+    }
+    fn control(
+        &mut self,
+        now: Nanoseconds,
+        path: &[MemberIndex],
+        command: Control,
+    ) -> Result<(), ControlError> {
+        refuse_member_path("a drive", path)?;
+        self.apply_control(now, command)
     }
 }

@@ -364,7 +364,7 @@ pub struct QueueSpec {
 
 /// Power states and transitions. Defaults are generic 3.5-inch 10K RPM figures
 /// and say so in `provenance`; catalog drives from the disaster-recovery paper
-/// carry their own.
+/// carry their own (its Table 2).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct PowerSpec {
@@ -372,12 +372,23 @@ pub struct PowerSpec {
     pub active_watts: f64,
     /// Power while spinning with no request.
     pub idle_watts: f64,
-    /// Power while spun down.
-    pub standby_watts: f64,
-    pub spin_up_ms: f64,
-    pub spin_up_joules: f64,
-    pub spin_down_ms: f64,
-    pub spin_down_joules: f64,
+    /// Standby levels, shallowest first (at least one, at most four).
+    pub standby: Vec<StandbyLevelSpec>,
+}
+
+/// One standby level: its power and the time and energy of entering and leaving
+/// it (spin-down and spin-up for a stopped spindle; unload and load of the heads;
+/// slowing to and returning from a low RPM).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct StandbyLevelSpec {
+    /// What the drive's documentation calls it (`unload`, `low-rpm`, `standby`).
+    pub name: String,
+    pub watts: f64,
+    pub enter_ms: f64,
+    pub enter_joules: f64,
+    pub exit_ms: f64,
+    pub exit_joules: f64,
 }
 
 impl Default for PowerSpec {
@@ -386,11 +397,48 @@ impl Default for PowerSpec {
         PowerSpec {
             active_watts: 13.5,
             idle_watts: 10.2,
-            standby_watts: 2.5,
-            spin_up_ms: 10_900.0,
-            spin_up_joules: 135.0,
-            spin_down_ms: 1_500.0,
-            spin_down_joules: 13.0,
+            standby: vec![StandbyLevelSpec {
+                name: "standby".to_string(),
+                watts: 2.5,
+                enter_ms: 1_500.0,
+                enter_joules: 13.0,
+                exit_ms: 10_900.0,
+                exit_joules: 135.0,
+            }],
         }
+    }
+}
+
+impl PowerSpec {
+    /// The first problem with the figures, if any: a level count outside 1..=4,
+    /// or a wattage or energy that is negative or not finite.
+    pub fn problem(&self) -> Option<String> {
+        let levels = self.standby.len();
+        if !(1..=crate::drive::power::MAX_STANDBY_LEVELS).contains(&levels) {
+            return Some(format!(
+                "power.standby lists {levels} levels; a drive has 1 to {}",
+                crate::drive::power::MAX_STANDBY_LEVELS
+            ));
+        }
+        let bad = |what: String, value: f64| {
+            (!value.is_finite() || value < 0.0)
+                .then(|| format!("{what} = {value}: must be finite and not negative"))
+        };
+        bad("power.active_watts".into(), self.active_watts)
+            .or_else(|| bad("power.idle_watts".into(), self.idle_watts))
+            .or_else(|| {
+                self.standby.iter().enumerate().find_map(|(i, level)| {
+                    bad(format!("power.standby[{i}].watts"), level.watts)
+                        .or_else(|| {
+                            bad(
+                                format!("power.standby[{i}].enter_joules"),
+                                level.enter_joules,
+                            )
+                        })
+                        .or_else(|| {
+                            bad(format!("power.standby[{i}].exit_joules"), level.exit_joules)
+                        })
+                })
+            })
     }
 }

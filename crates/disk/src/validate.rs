@@ -7,10 +7,11 @@
 use crate::drive::{Drive, DriveError, DriveOptions};
 use crate::spec::DriveSpec;
 use serde::Serialize;
-use spinstack_sim::device::{BlockDevice, DeviceError};
-use spinstack_sim::request::{BlockRequest, Completion, RequestId};
+use spinstack_sim::device::DeviceError;
+use spinstack_sim::driver::{run_closed_loop, RequestSpec};
+use spinstack_sim::engine::{Engine, EngineError, EngineOptions};
+use spinstack_sim::request::Completion;
 use spinstack_sim::trace::ValidateRecord;
-use spinstack_sim::units::Nanoseconds;
 
 /// The outcome of one replay.
 #[derive(Clone, Debug, Serialize)]
@@ -34,6 +35,8 @@ pub enum ValidateError {
     Drive(#[from] DriveError),
     #[error("trace line {line}: {source}")]
     Request { line: usize, source: DeviceError },
+    #[error("the replay stopped: {0}")]
+    Engine(EngineError),
     #[error("trace line {line}: the drive never completed the request")]
     Stuck { line: usize },
     #[error("the trace has no requests")]
@@ -49,7 +52,8 @@ pub fn replay(
     replay_on(&mut drive, &spec.name, records)
 }
 
-/// Replay `records` on `drive` (closed loop, queue depth 1).
+/// Replay `records` on `drive` (closed loop, queue depth 1, the trace's think
+/// times between a completion and the next arrival).
 pub fn replay_on(
     drive: &mut Drive,
     name: &str,
@@ -58,31 +62,34 @@ pub fn replay_on(
     if records.is_empty() {
         return Err(ValidateError::Empty);
     }
-    let mut now = Nanoseconds::ZERO;
-    let mut completions = Vec::with_capacity(records.len());
-    let mut buffer = Vec::with_capacity(1);
-    for (i, record) in records.iter().enumerate() {
-        let request = BlockRequest {
-            id: RequestId(i as u64),
-            direction: record.direction,
+    let mut engine = Engine::new(EngineOptions::default());
+    engine.add_device(drive);
+    let mut issued = 0usize;
+    let mut source = |_| {
+        let record = records.get(issued)?;
+        issued += 1;
+        Some(RequestSpec {
+            operation: record.operation,
             lbn: record.lbn,
             sectors: record.sectors,
-            arrival: now,
-        };
-        drive
-            .submit(request)
-            .map_err(|source| ValidateError::Request {
-                line: i + 1,
-                source,
-            })?;
-        let done_at = drive
-            .next_event_time()
-            .ok_or(ValidateError::Stuck { line: i + 1 })?;
-        buffer.clear();
-        drive.advance(done_at, &mut buffer);
-        let completion = buffer.pop().ok_or(ValidateError::Stuck { line: i + 1 })?;
-        now = completion.done + record.think;
-        completions.push(completion);
+            think_after: record.think,
+        })
+    };
+    let mut completions = Vec::with_capacity(records.len());
+    run_closed_loop(&mut engine, 1, &mut source, |done| {
+        completions.push(done.completion)
+    })
+    .map_err(|error| match error {
+        EngineError::Device { error, .. } => ValidateError::Request {
+            line: issued,
+            source: error,
+        },
+        other => ValidateError::Engine(other),
+    })?;
+    if completions.len() < records.len() {
+        return Err(ValidateError::Stuck {
+            line: completions.len() + 1,
+        });
     }
     let measured: Vec<f64> = records.iter().map(|r| r.measured.as_ms_f64()).collect();
     let simulated: Vec<f64> = completions

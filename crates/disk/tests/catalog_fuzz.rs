@@ -8,7 +8,9 @@ use proptest::prelude::*;
 use spinstack_disk::catalog;
 use spinstack_disk::drive::{Drive, DriveOptions};
 use spinstack_sim::device::BlockDevice;
-use spinstack_sim::request::{BlockRequest, Direction, RequestId};
+use spinstack_sim::driver::{run_closed_loop, RequestSpec};
+use spinstack_sim::engine::{Engine, EngineOptions};
+use spinstack_sim::request::Operation;
 use spinstack_sim::units::{Lbn, Nanoseconds, Sectors};
 
 const HOSTILE: &[&str] = &[
@@ -55,43 +57,32 @@ fn number_spans(text: &str) -> Vec<(usize, usize)> {
     spans
 }
 
-/// Serve up to 40 random requests, bounded by 100,000 events.
+/// Serve 40 random requests in a closed loop through the engine.
 fn exercise(drive: &mut Drive, seed: u64) {
     let capacity = drive.capacity().0;
     let mut state = seed | 1;
-    let mut completions = Vec::new();
-    let mut now = Nanoseconds::ZERO;
-    for id in 0..40u64 {
+    let mut left = 40u32;
+    let mut source = |_| {
+        left = left.checked_sub(1)?;
         state ^= state << 13;
         state ^= state >> 7;
         state ^= state << 17;
-        let sectors = 1 + state % 64;
-        let request = BlockRequest {
-            id: RequestId(id),
-            direction: if state.is_multiple_of(3) {
-                Direction::Write
+        let lbn = state % capacity.max(1);
+        let sectors = (1 + state % 64).min(capacity - lbn);
+        Some(RequestSpec {
+            operation: if state.is_multiple_of(3) {
+                Operation::Write
             } else {
-                Direction::Read
+                Operation::Read
             },
-            lbn: Lbn(state % capacity.max(1)),
+            lbn: Lbn(lbn),
             sectors: Sectors(sectors),
-            arrival: now,
-        };
-        if drive.submit(request).is_err() {
-            continue;
-        }
-        for _ in 0..100_000 {
-            let Some(next) = drive.next_event_time() else {
-                break;
-            };
-            now = next.max(now);
-            completions.clear();
-            drive.advance(now, &mut completions);
-            if !completions.is_empty() {
-                break;
-            }
-        }
-    }
+            think_after: Nanoseconds::ZERO,
+        })
+    };
+    let mut engine = Engine::new(EngineOptions::default());
+    engine.add_device(drive);
+    run_closed_loop(&mut engine, 1, &mut source, |_| {}).expect("in-range requests are served");
 }
 
 proptest! {

@@ -7,7 +7,9 @@
 use spinstack_disk::drive::{Drive, DriveOptions};
 use spinstack_disk::spec::SchedulingPolicy;
 use spinstack_sim::device::{BlockDevice, DeviceError};
-use spinstack_sim::request::{BlockRequest, Completion, Direction, RequestId};
+use spinstack_sim::driver::{run_closed_loop, RequestSpec};
+use spinstack_sim::engine::{Engine, EngineOptions};
+use spinstack_sim::request::{BlockRequest, Completion, Operation, RequestId};
 use spinstack_sim::units::{Lbn, Nanoseconds, Sectors};
 
 fn atlas(options: DriveOptions) -> Drive {
@@ -15,14 +17,8 @@ fn atlas(options: DriveOptions) -> Drive {
     Drive::new(&spec, options).expect("drive builds")
 }
 
-fn request(id: u64, direction: Direction, lbn: u64, sectors: u64, at: Nanoseconds) -> BlockRequest {
-    BlockRequest {
-        id: RequestId(id),
-        direction,
-        lbn: Lbn(lbn),
-        sectors: Sectors(sectors),
-        arrival: at,
-    }
+fn request(id: u64, operation: Operation, lbn: u64, sectors: u64, at: Nanoseconds) -> BlockRequest {
+    BlockRequest::new(RequestId(id), operation, Lbn(lbn), Sectors(sectors), at)
 }
 
 /// A small deterministic generator (SplitMix64) so tests need no extra crates.
@@ -37,38 +33,41 @@ impl Rng {
     }
 }
 
-/// Closed loop: keeps `depth` requests at the drive until `count` complete;
-/// `next(id, now)` makes each new request. Returns the completions in order.
+/// Closed loop through the engine: keeps `depth` requests at the drive until
+/// `next` stops; `next()` makes each new request and the issuer's think time after
+/// it. Returns the completions in completion order.
 fn closed_loop(
     drive: &mut Drive,
-    depth: usize,
-    count: u64,
-    mut next: impl FnMut(u64, Nanoseconds, &Drive) -> BlockRequest,
+    depth: u32,
+    mut next: impl FnMut() -> Option<RequestSpec>,
 ) -> Vec<Completion> {
-    let mut now = Nanoseconds::ZERO;
-    let mut issued = 0;
+    let mut engine = Engine::new(EngineOptions::default());
+    engine.add_device(drive);
     let mut out = Vec::new();
-    let mut buffer = Vec::new();
-    while (out.len() as u64) < count {
-        while issued < count && issued - (out.len() as u64) < (depth as u64) {
-            let r = next(issued, now, drive);
-            drive.submit(r).expect("accepted");
-            issued += 1;
-        }
-        now = drive.next_event_time().expect("work pending");
-        buffer.clear();
-        drive.advance(now, &mut buffer);
-        out.extend_from_slice(&buffer);
-    }
+    run_closed_loop(&mut engine, depth, &mut |_| next(), |done| {
+        out.push(done.completion)
+    })
+    .expect("accepted");
     out
 }
 
+fn issue(operation: Operation, lbn: u64, sectors: u64, think_ns: u64) -> RequestSpec {
+    RequestSpec {
+        operation,
+        lbn: Lbn(lbn),
+        sectors: Sectors(sectors),
+        think_after: Nanoseconds(think_ns),
+    }
+}
+
 /// Closed loop of `count` random 8-sector reads at `depth`; returns completions.
-fn random_reads(drive: &mut Drive, depth: usize, count: u64, seed: u64) -> Vec<Completion> {
+fn random_reads(drive: &mut Drive, depth: u32, count: u64, seed: u64) -> Vec<Completion> {
     let mut rng = Rng(seed);
     let capacity = drive.capacity().0 - 8;
-    closed_loop(drive, depth, count, |id, now, _| {
-        request(id, Direction::Read, rng.next() % capacity, 8, now)
+    let mut left = count;
+    closed_loop(drive, depth, || {
+        left = left.checked_sub(1)?;
+        Some(issue(Operation::Read, rng.next() % capacity, 8, 0))
     })
 }
 
@@ -81,20 +80,20 @@ fn mean_ms(c: &[Completion]) -> f64 {
 fn bad_requests_are_errors() {
     let mut d = atlas(DriveOptions::default());
     let cap = d.capacity().0;
-    let zero = request(1, Direction::Read, 0, 0, Nanoseconds::ZERO);
+    let zero = request(1, Operation::Read, 0, 0, Nanoseconds::ZERO);
     assert_eq!(d.submit(zero), Err(DeviceError::Empty { id: 1 }));
-    let past = request(2, Direction::Write, cap - 4, 8, Nanoseconds::ZERO);
+    let past = request(2, Operation::Write, cap - 4, 8, Nanoseconds::ZERO);
     assert!(matches!(
         d.submit(past),
         Err(DeviceError::OutOfRange { .. })
     ));
-    let huge = request(3, Direction::Read, u64::MAX - 1, 8, Nanoseconds::ZERO);
+    let huge = request(3, Operation::Read, u64::MAX - 1, 8, Nanoseconds::ZERO);
     assert!(matches!(
         d.submit(huge),
         Err(DeviceError::OutOfRange { .. })
     ));
     // The last sectors of the drive are fine.
-    let last = request(4, Direction::Read, cap - 8, 8, Nanoseconds::ZERO);
+    let last = request(4, Operation::Read, cap - 8, 8, Nanoseconds::ZERO);
     assert!(d.submit(last).is_ok());
 }
 
@@ -106,14 +105,14 @@ fn queue_is_bounded() {
         ..DriveOptions::default()
     });
     for id in 0..3 {
-        let r = request(id, Direction::Read, id * 1000, 8, Nanoseconds::ZERO);
+        let r = request(id, Operation::Read, id * 1000, 8, Nanoseconds::ZERO);
         let result = d.submit(r);
         if id < 3 {
             // One request is in service, so two more fit in the queue.
             assert!(result.is_ok(), "request {id}: {result:?}");
         }
     }
-    let r = request(9, Direction::Read, 5000, 8, Nanoseconds::ZERO);
+    let r = request(9, Operation::Read, 5000, 8, Nanoseconds::ZERO);
     assert_eq!(d.submit(r), Err(DeviceError::QueueFull { depth: 2 }));
 }
 
@@ -124,7 +123,7 @@ fn sptf_beats_fcfs_at_depth_16() {
     let options = |policy| DriveOptions {
         queue_depth: Some(16),
         policy: Some(policy),
-        cache_disabled: false,
+        ..DriveOptions::default()
     };
     let fcfs = random_reads(&mut atlas(options(SchedulingPolicy::Fcfs)), 16, 3000, 11);
     let sptf = random_reads(&mut atlas(options(SchedulingPolicy::Sptf)), 16, 3000, 11);
@@ -162,18 +161,18 @@ fn cache_hits_and_cache_disabled() {
         let mut buf = Vec::new();
         // Start at a track boundary so the read-ahead window holds the next blocks.
         let first = d.layout().track_of(Lbn(100_000)).unwrap().first.0;
-        d.submit(request(0, Direction::Read, first, 8, Nanoseconds::ZERO))
+        d.submit(request(0, Operation::Read, first, 8, Nanoseconds::ZERO))
             .unwrap();
         let t = d.next_event_time().unwrap();
         d.advance(t, &mut buf);
         // Give the read-ahead time to fetch the following blocks.
         let later = Nanoseconds(t.0 + 20_000_000);
-        d.submit(request(1, Direction::Read, first + 8, 8, later))
+        d.submit(request(1, Operation::Read, first + 8, 8, later))
             .unwrap();
         let t2 = d.next_event_time().unwrap();
         d.advance(t2, &mut buf);
         assert_eq!(buf.len(), 2);
-        assert_eq!(buf[1].cache_hit, want_hit, "cache_disabled = {disabled}");
+        assert_eq!(buf[1].cache_hit(), want_hit, "cache_disabled = {disabled}");
         if want_hit {
             // A hit costs the hit overhead plus the bus: well under a millisecond per block.
             assert!(buf[1].response_time().as_ms_f64() < 2.0);
@@ -188,11 +187,11 @@ fn breakdown_of_a_miss() {
     let mut d = atlas(DriveOptions::default());
     let cap = d.capacity().0;
     let mut buf = Vec::new();
-    d.submit(request(0, Direction::Read, cap / 2, 8, Nanoseconds::ZERO))
+    d.submit(request(0, Operation::Read, cap / 2, 8, Nanoseconds::ZERO))
         .unwrap();
     let t = d.next_event_time().unwrap();
     d.advance(t, &mut buf);
-    let b = buf[0].breakdown;
+    let b = buf[0].breakdown();
     let period_ms = d.rotation_period_ps() as f64 / 1e9;
     assert!(b.seek.as_ms_f64() > 1.0, "{b:?}");
     assert!(b.rotational_latency.as_ms_f64() < period_ms, "{b:?}");
@@ -208,7 +207,7 @@ fn position_time_is_bounded() {
     let period_ms = d.rotation_period_ps() as f64 / 1e9;
     for lbn in [0, 1_000_000, d.capacity().0 - 1] {
         let t = d
-            .position_time(Lbn(lbn), Direction::Read, Nanoseconds(123_456))
+            .position_time(Lbn(lbn), Operation::Read, Nanoseconds(123_456))
             .unwrap();
         assert!(t.as_ms_f64() < 20.0 + period_ms, "lbn {lbn}: {t}");
     }
@@ -250,13 +249,16 @@ fn throughput_random_4k_qd1() {
 
 /// Closed loop of `count` track-sized, track-aligned reads of random tracks in the
 /// first `tracks` tracks of `drive`, keeping `depth` requests at the drive.
-fn aligned_track_reads(drive: &mut Drive, depth: usize, count: u64, seed: u64) -> Vec<Completion> {
+fn aligned_track_reads(drive: &mut Drive, depth: u32, count: u64, seed: u64) -> Vec<Completion> {
     let mut rng = Rng(seed);
-    closed_loop(drive, depth, count, |id, now, drive| {
+    let layout = drive.layout().clone();
+    let mut left = count;
+    closed_loop(drive, depth, || {
+        left = left.checked_sub(1)?;
         // Tracks of the first zone (the first 2,000 tracks of the drive).
         let probe = Lbn(rng.next() % 1_000_000);
-        let track = drive.layout().track_of(probe).expect("LBN on the drive");
-        request(id, Direction::Read, track.first.0, track.sectors.0, now)
+        let track = layout.track_of(probe).expect("LBN on the drive");
+        Some(issue(Operation::Read, track.first.0, track.sectors.0, 0))
     })
 }
 
@@ -285,7 +287,7 @@ fn depth_two_overlaps_bus_transfer_with_next_seek() {
     let onereq_ms = mean_ms(&one[2..]);
     let spacing_ms = (two[count as usize - 1].done - two[1].done).as_ms_f64() / (count - 2) as f64;
     // A track of the first zone crosses the bus in sectors x bus time per sector.
-    let bus_ms = two[5].breakdown.bus_transfer.as_ms_f64();
+    let bus_ms = two[5].breakdown().bus_transfer.as_ms_f64();
     eprintln!("onereq {onereq_ms:.3} ms, tworeq spacing {spacing_ms:.3} ms, bus {bus_ms:.3} ms");
     assert!(
         spacing_ms < onereq_ms - 0.5 * bus_ms,
@@ -299,14 +301,15 @@ fn depth_two_overlaps_bus_transfer_with_next_seek() {
 fn mixed_qd1(drive: &mut Drive, count: u64, seed: u64) -> Vec<Completion> {
     let mut rng = Rng(seed);
     let cap = drive.capacity().0 - 64;
-    let mut now = Nanoseconds::ZERO;
-    let mut out = Vec::new();
-    let mut buf = Vec::new();
-    for i in 0..count {
-        let dir = if rng.next().is_multiple_of(3) {
-            Direction::Write
+    let mut i = 0;
+    let out = closed_loop(drive, 1, || {
+        if i == count {
+            return None;
+        }
+        let operation = if rng.next().is_multiple_of(3) {
+            Operation::Write
         } else {
-            Direction::Read
+            Operation::Read
         };
         let lbn = if rng.next().is_multiple_of(4) {
             (i * 64) % cap
@@ -314,16 +317,14 @@ fn mixed_qd1(drive: &mut Drive, count: u64, seed: u64) -> Vec<Completion> {
             rng.next() % cap
         };
         let n = 1 + rng.next() % 64;
-        drive
-            .submit(request(i, dir, lbn, n, now))
-            .expect("accepted");
-        let t = drive.next_event_time().expect("work pending");
-        buf.clear();
-        drive.advance(t, &mut buf);
-        assert_eq!(buf.len(), 1, "seed {seed}: one completion at QD1");
-        out.push(buf[0]);
-        now = Nanoseconds(t.0 + rng.next() % 3_000_000);
-    }
+        i += 1;
+        Some(issue(operation, lbn, n, rng.next() % 3_000_000))
+    });
+    assert_eq!(
+        out.len() as u64,
+        count,
+        "seed {seed}: one completion per request"
+    );
     out
 }
 
@@ -370,22 +371,20 @@ fn breakdown_adds_up_to_response() {
         let revolution_ms = d.rotation_period_ps() as f64 / 1e9;
         let mut rng = Rng(5);
         let cap = d.capacity().0 - 600;
-        let mut now = Nanoseconds::ZERO;
-        let mut buf = Vec::new();
-        for i in 0..1500u64 {
-            let dir = if i.is_multiple_of(4) {
-                Direction::Write
+        let mut issued = 0u64;
+        let done = closed_loop(&mut d, 1, || {
+            let operation = if issued.is_multiple_of(4) {
+                Operation::Write
             } else {
-                Direction::Read
+                Operation::Read
             };
             let n = 1 + rng.next() % 600;
-            d.submit(request(i, dir, rng.next() % cap, n, now))
-                .expect("accepted");
-            let t = d.next_event_time().expect("work pending");
-            buf.clear();
-            d.advance(t, &mut buf);
-            let c = buf[0];
-            let b = c.breakdown;
+            issued += 1;
+            (issued <= 1500).then(|| issue(operation, rng.next() % cap, n, 0))
+        });
+        for (i, c) in done.iter().enumerate() {
+            let b = c.breakdown();
+            let n = c.request.sectors.0;
             let sum = b.overhead.0
                 + b.seek.0
                 + b.rotational_latency.0
@@ -405,7 +404,6 @@ fn breakdown_adds_up_to_response() {
                 b.rotational_latency.as_ms_f64() < (tracks + 1.0) * revolution_ms,
                 "{name} request {i}: {b:?}"
             );
-            now = t;
         }
     }
 }

@@ -23,16 +23,16 @@ fn run(dir: &std::path::Path, name: &str) -> ValidateReport {
         read_validate_trace(&dir.join(format!("traces/{name}.trace"))).expect("trace reads");
     let report = replay(&spec, &records).expect("replay runs");
     if let Ok(out) = std::env::var("SPINSTACK_VALIDATE_CSV_DIR") {
-        let mut csv = String::from("direction,lbn,sectors,measured_ms,simulated_ms,cache_hit\n");
+        let mut csv = String::from("operation,lbn,sectors,measured_ms,simulated_ms,cache_hit\n");
         for (c, r) in report.completions.iter().zip(&records) {
             csv += &format!(
                 "{:?},{},{},{:.6},{:.6},{}\n",
-                c.request.direction,
+                c.request.operation,
                 c.request.lbn.0,
                 c.request.sectors.0,
                 r.measured.as_ms_f64(),
                 c.response_time().as_ms_f64(),
-                c.cache_hit
+                c.cache_hit()
             );
         }
         std::fs::write(PathBuf::from(out).join(format!("{name}.csv")), csv).unwrap();

@@ -16,8 +16,8 @@ use spinstack_disk::layout::{Layout, LayoutError, Pbn, SectorContent};
 use spinstack_disk::spec::{
     DriveSpec, LayoutSpec, SeekSpec, SparingScheme, SurfaceOrder, ZoneSpec, ZonedLayoutSpec,
 };
-use spinstack_sim::device::BlockDevice;
-use spinstack_sim::request::{BlockRequest, Completion, Direction, RequestId};
+use spinstack_sim::engine::{DeviceCompletion, DeviceId, Engine, EngineOptions};
+use spinstack_sim::request::{BlockRequest, Operation, RequestId};
 use spinstack_sim::units::{Lbn, Nanoseconds, Sectors};
 
 /// Host-side measurement noise.
@@ -47,9 +47,10 @@ impl Jitter {
 
 /// Where timed reads come from.
 enum Timing {
+    /// The drive runs in an engine of its own (device 0): the one event loop.
     Drive {
         spec: Box<DriveSpec>,
-        drive: Box<Drive>,
+        engine: Box<Engine<Drive>>,
         next_id: u64,
     },
     Analytic(Box<AnalyticTimer>),
@@ -69,14 +70,14 @@ pub struct SimulatedProbe {
 impl SimulatedProbe {
     /// A probe over the full drive model, its caching as shipped until changed.
     pub fn with_drive(spec: &DriveSpec) -> Result<SimulatedProbe, ProbeError> {
-        let drive = build_drive(spec, false)?;
-        let layout = drive.layout().clone();
+        let engine = build_drive(spec, false)?;
+        let layout = engine.devices()[0].layout().clone();
         Ok(SimulatedProbe::new(
             &spec.name,
             layout,
             Timing::Drive {
                 spec: Box::new(spec.clone()),
-                drive: Box::new(drive),
+                engine,
                 next_id: 0,
             },
         ))
@@ -176,9 +177,11 @@ impl SimulatedProbe {
             Timing::Analytic(timer) => timer
                 .serve(arrival, lbn, sectors)
                 .map_err(|e| layout_failure(&name, e)),
-            Timing::Drive { drive, next_id, .. } => {
+            Timing::Drive {
+                engine, next_id, ..
+            } => {
                 *next_id += 1;
-                serve_on_drive(drive, RequestId(*next_id), arrival, lbn, sectors).map_err(
+                serve_on_drive(engine, RequestId(*next_id), arrival, lbn, sectors).map_err(
                     |detail| ProbeError::Failed {
                         probe: name,
                         command: "READ",
@@ -246,47 +249,49 @@ fn layout_failure(name: &str, error: LayoutError) -> ProbeError {
     }
 }
 
-fn build_drive(spec: &DriveSpec, cache_disabled: bool) -> Result<Drive, ProbeError> {
+/// The drive model in an engine of its own, as device 0.
+fn build_drive(spec: &DriveSpec, cache_disabled: bool) -> Result<Box<Engine<Drive>>, ProbeError> {
     let options = DriveOptions {
         cache_disabled,
         queue_depth: Some(1),
         ..DriveOptions::default()
     };
-    Drive::new(spec, options).map_err(|e| ProbeError::Failed {
+    let drive = Drive::new(spec, options).map_err(|e| ProbeError::Failed {
         probe: spec.name.clone(),
         command: "drive model",
         detail: e.to_string(),
-    })
+    })?;
+    let mut engine = Box::new(Engine::new(EngineOptions::default()));
+    engine.add_device(drive);
+    Ok(engine)
 }
 
-/// Submit one read and run the drive until it completes.
+/// Submit one read at `arrival` and run the engine until it completes.
 fn serve_on_drive(
-    drive: &mut Drive,
+    engine: &mut Engine<Drive>,
     id: RequestId,
     arrival: Nanoseconds,
     lbn: Lbn,
     sectors: Sectors,
 ) -> Result<Nanoseconds, String> {
-    let request = BlockRequest {
-        id,
-        direction: Direction::Read,
-        lbn,
-        sectors,
-        arrival,
-    };
-    drive.submit(request).map_err(|e| e.to_string())?;
-    let mut completed: Vec<Completion> = Vec::with_capacity(1);
-    // A drive always completes a lone request; the bound only guards a model bug.
-    for _ in 0..1_000 {
-        let Some(at) = drive.next_event_time() else {
-            break;
-        };
-        drive.advance(at.max(arrival), &mut completed);
-        if let Some(done) = completed.iter().find(|c| c.request.id == id) {
-            return Ok(done.done);
-        }
+    if arrival < engine.now() {
+        return Err(format!(
+            "a read at {arrival} precedes the drive's clock {}",
+            engine.now()
+        ));
     }
-    Err(format!("the drive model never completed the read of {lbn}"))
+    let mut completed: Vec<DeviceCompletion> = Vec::with_capacity(1);
+    engine.run_until(arrival, &mut completed);
+    let request = BlockRequest::new(id, Operation::Read, lbn, sectors, arrival);
+    engine
+        .submit(DeviceId(0), request)
+        .map_err(|e| e.to_string())?;
+    engine.run_until_idle(&mut completed);
+    completed
+        .iter()
+        .find(|c| c.completion.request.id == id)
+        .map(|c| c.completion.done)
+        .ok_or_else(|| format!("the drive model never completed the read of {lbn}"))
 }
 
 impl Probe for SimulatedProbe {
@@ -327,9 +332,9 @@ impl Probe for SimulatedProbe {
     }
 
     fn set_caching(&mut self, setting: CacheSetting) -> Result<(), ProbeError> {
-        if let Timing::Drive { spec, drive, .. } = &mut self.timing {
+        if let Timing::Drive { spec, engine, .. } = &mut self.timing {
             let disabled = setting == CacheSetting::ReadCacheAndPrefetchOff;
-            **drive = build_drive(spec, disabled)?;
+            *engine = build_drive(spec, disabled)?;
         }
         Ok(())
     }

@@ -8,7 +8,9 @@
 //! reciprocal of throughput, which is how it is computed here for tworeq.
 
 use spinstack_sim::device::BlockDevice;
-use spinstack_sim::request::{BlockRequest, Completion, Direction, RequestId};
+use spinstack_sim::driver::{self as sim_driver, RequestSpec};
+use spinstack_sim::engine::{Engine, EngineError, EngineOptions};
+use spinstack_sim::request::{Completion, Operation};
 use spinstack_sim::units::{Lbn, Nanoseconds, Sectors};
 
 /// How many requests the host keeps at the disk.
@@ -36,7 +38,7 @@ impl Workload {
 /// What the host asks for: `sectors` from `lbn`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Access {
-    pub direction: Direction,
+    pub operation: Operation,
     pub lbn: Lbn,
     pub sectors: Sectors,
 }
@@ -78,66 +80,32 @@ impl Run {
     }
 }
 
-#[derive(Debug, thiserror::Error)]
-pub enum DriverError {
-    #[error(transparent)]
-    Device(#[from] spinstack_sim::device::DeviceError),
-    #[error("the device holds {outstanding} requests but reports no next event")]
-    Stalled { outstanding: usize },
-    #[error("the device went past {limit} events without completing the run")]
-    Runaway { limit: u64 },
-}
-
-/// Run `accesses` through `device` keeping `workload.outstanding()` at the disk.
+/// Run `accesses` through `device` keeping `workload.outstanding()` at the disk:
+/// the engine's closed loop (the one event loop), next request issued the instant
+/// a completion arrives.
 pub fn run_closed_loop(
     device: &mut dyn BlockDevice,
     workload: Workload,
     accesses: &[Access],
-) -> Result<Run, DriverError> {
-    let mut completions = Vec::with_capacity(accesses.len());
-    let mut pending = accesses.iter().enumerate();
-    let mut now = Nanoseconds::ZERO;
-    let mut outstanding = 0usize;
-    let mut submit_next = |device: &mut dyn BlockDevice, now: Nanoseconds| {
-        pending.next().map(|(index, access)| {
-            device.submit(BlockRequest {
-                id: RequestId(index as u64),
-                direction: access.direction,
-                lbn: access.lbn,
-                sectors: access.sectors,
-                arrival: now,
-            })
+) -> Result<Run, EngineError> {
+    let mut engine = Engine::new(EngineOptions::default());
+    engine.add_device(device);
+    let mut pending = accesses.iter();
+    let mut source = |_| {
+        pending.next().map(|access| RequestSpec {
+            operation: access.operation,
+            lbn: access.lbn,
+            sectors: access.sectors,
+            think_after: Nanoseconds::ZERO,
         })
     };
-    for _ in 0..workload.outstanding() {
-        if let Some(result) = submit_next(device, now) {
-            result?;
-            outstanding += 1;
-        }
-    }
-    // Each request needs a handful of events; anything beyond this is a device bug.
-    let limit = 1_000 + 1_000 * accesses.len() as u64;
-    let mut events = 0u64;
-    let mut batch = Vec::new();
-    while outstanding > 0 {
-        events += 1;
-        if events > limit {
-            return Err(DriverError::Runaway { limit });
-        }
-        let next = device
-            .next_event_time()
-            .ok_or(DriverError::Stalled { outstanding })?;
-        now = now.max(next);
-        device.advance(now, &mut batch);
-        for completion in batch.drain(..) {
-            outstanding -= 1;
-            completions.push(completion);
-            if let Some(result) = submit_next(device, now) {
-                result?;
-                outstanding += 1;
-            }
-        }
-    }
+    let mut completions = Vec::with_capacity(accesses.len());
+    sim_driver::run_closed_loop(
+        &mut engine,
+        workload.outstanding() as u32,
+        &mut source,
+        |done| completions.push(done.completion),
+    )?;
     Ok(Run { completions })
 }
 

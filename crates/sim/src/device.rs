@@ -1,15 +1,20 @@
 //! The contract between the engine and anything that serves block requests
-//! (a drive, a RAID volume, a buffer).
+//! (a drive, a RAID volume, a buffer), and the control commands that reach a
+//! device, or a member of a volume, without going through its request queue.
 
 use crate::request::{BlockRequest, Completion};
 use crate::units::{Nanoseconds, Sectors};
+use serde::{Deserialize, Serialize};
 
 /// A component that serves block requests in simulated time.
 ///
 /// The engine calls `submit` when a request reaches the device, asks
 /// `next_event_time` when the device next needs attention, and calls `advance`
 /// with a time no earlier than the last one; the device pushes every completion
-/// that happened up to and including `now` into `completed`.
+/// that happened up to and including `now` into `completed`. `control` changes
+/// the device's state at the current time (power, failure); a layer over members
+/// routes a command with a non-empty `path` to the member it names and refuses
+/// commands it cannot carry out, rather than ignoring them.
 pub trait BlockDevice {
     /// Capacity in sectors.
     fn capacity(&self) -> Sectors;
@@ -19,6 +24,86 @@ pub trait BlockDevice {
     fn next_event_time(&self) -> Option<Nanoseconds>;
     /// Run the device up to `now`, appending completions in completion-time order.
     fn advance(&mut self, now: Nanoseconds, completed: &mut Vec<Completion>);
+    /// Carry out `command` at `now` on the device `path` names below this one
+    /// (empty: this device itself; `[k, ...]`: member `k` of a volume, then on down).
+    fn control(
+        &mut self,
+        now: Nanoseconds,
+        path: &[MemberIndex],
+        command: Control,
+    ) -> Result<(), ControlError>;
+}
+
+/// A member of a volume, by position.
+#[derive(
+    Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize,
+)]
+#[serde(transparent)]
+pub struct MemberIndex(pub u32);
+
+impl MemberIndex {
+    pub fn index(self) -> usize {
+        self.0 as usize
+    }
+}
+
+impl std::fmt::Display for MemberIndex {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "member {}", self.0)
+    }
+}
+
+/// A standby level of a drive, numbered from 0 in the order the drive lists them
+/// (the Deskstar T7K250: 0 unloaded heads, 1 low RPM, 2 not spinning).
+#[derive(
+    Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize,
+)]
+#[serde(transparent)]
+pub struct StandbyLevel(pub u8);
+
+/// Spin down after `idle_after` without a request, to `level`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct IdlePolicy {
+    pub idle_after: Nanoseconds,
+    pub level: StandbyLevel,
+}
+
+/// A command that changes a device's state now, outside its request queue.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Control {
+    /// Enter standby `level` as soon as the work in progress is done.
+    SpinDown(StandbyLevel),
+    /// Leave standby now, without waiting for a request to wake the drive.
+    SpinUp,
+    /// Spin down after an idle period (`Some`), or only when told (`None`).
+    SetIdlePolicy(Option<IdlePolicy>),
+    /// The device stops working: requests still queued and every later request
+    /// complete with `Status::DeviceFailed`.
+    Fail,
+}
+
+/// Why a control command was refused.
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+pub enum ControlError {
+    #[error("{device} has no {member} (it has {members})")]
+    NoSuchMember {
+        device: &'static str,
+        member: MemberIndex,
+        members: u32,
+    },
+    #[error("{device} has no members; the command was addressed to {member}")]
+    NotAVolume {
+        device: &'static str,
+        member: MemberIndex,
+    },
+    #[error("{device} does not support {command:?}: {reason}")]
+    Unsupported {
+        device: &'static str,
+        command: Control,
+        reason: &'static str,
+    },
+    #[error("standby level {level} does not exist: the drive has {levels} standby levels")]
+    NoSuchStandbyLevel { level: u8, levels: u8 },
 }
 
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
@@ -32,6 +117,8 @@ pub enum DeviceError {
     },
     #[error("request {id} has zero length")]
     Empty { id: u64 },
+    #[error("flush {id} carries a range ({lbn}+{sectors} sectors); a flush has none")]
+    FlushWithRange { id: u64, lbn: u64, sectors: u64 },
     #[error("the device queue is full ({depth} requests)")]
     QueueFull { depth: usize },
 }
@@ -50,5 +137,46 @@ impl<T: BlockDevice + ?Sized> BlockDevice for Box<T> {
     }
     fn advance(&mut self, now: Nanoseconds, completed: &mut Vec<Completion>) {
         (**self).advance(now, completed)
+    }
+    fn control(
+        &mut self,
+        now: Nanoseconds,
+        path: &[MemberIndex],
+        command: Control,
+    ) -> Result<(), ControlError> {
+        (**self).control(now, path, command)
+    }
+}
+
+/// A borrowed device is a device, so an engine can run over a device its caller
+/// keeps (the borrow keeps anyone else from reaching it during the run).
+impl<T: BlockDevice + ?Sized> BlockDevice for &mut T {
+    fn capacity(&self) -> Sectors {
+        (**self).capacity()
+    }
+    fn submit(&mut self, request: BlockRequest) -> Result<(), DeviceError> {
+        (**self).submit(request)
+    }
+    fn next_event_time(&self) -> Option<Nanoseconds> {
+        (**self).next_event_time()
+    }
+    fn advance(&mut self, now: Nanoseconds, completed: &mut Vec<Completion>) {
+        (**self).advance(now, completed)
+    }
+    fn control(
+        &mut self,
+        now: Nanoseconds,
+        path: &[MemberIndex],
+        command: Control,
+    ) -> Result<(), ControlError> {
+        (**self).control(now, path, command)
+    }
+}
+
+/// The refusal a device with no members gives a command addressed to a member.
+pub fn refuse_member_path(device: &'static str, path: &[MemberIndex]) -> Result<(), ControlError> {
+    match path.first() {
+        Some(&member) => Err(ControlError::NotAVolume { device, member }),
+        None => Ok(()),
     }
 }

@@ -1,23 +1,207 @@
-//! Drivers that feed an [`Engine`]: a closed loop (a fixed number of issuers per
-//! device, each waiting for its request to complete and then thinking before the
-//! next) and an open loop (arrivals at given times, regardless of completions).
-//! OWNER: engine helper.
+//! The one event loop: a [`Host`] (the program above the stack: a workload, a
+//! trace replay, an application model, a replica) drives an [`Engine`]. The loop
+//! hands the host every completion and every wake-up it asked for, in simulated
+//! time order, and the host may issue new requests, set wake-ups and send control
+//! commands from inside those callbacks (closed loops, think times, a replica
+//! applying a batch when its timer fires).
 //!
-//! Both assign request ids 0, 1, 2, ... in issue order, so a run is a pure function
-//! of the engine's devices and the request source.
+//! **Order at equal times.** Device events due at an instant are served before a
+//! host wake-up due at the same instant; wake-ups at one instant fire in the order
+//! they were set. Request ids are 0, 1, 2, ... in issue order, so a run is a pure
+//! function of the devices and the host.
+//!
+//! **Bounds.** The wake-up queue holds at most [`MAX_WAKE_UPS`] entries; setting
+//! one more is an error, not a silent growth.
+//!
+//! Two hosts come with the loop: [`run_closed_loop`] (a fixed number of issuers per
+//! device, each thinking after its request completes) and [`run_open_loop`]
+//! (arrivals at given times). OWNER: engine helper.
 
-use crate::device::BlockDevice;
+use crate::device::{BlockDevice, Control, MemberIndex};
 use crate::engine::{DeviceCompletion, DeviceId, Engine, EngineError};
-use crate::request::{BlockRequest, Direction, RequestId};
+use crate::request::{BlockRequest, Operation, RequestId};
 use crate::units::{Lbn, Nanoseconds, Sectors};
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
+
+/// Most wake-ups a host may have pending at once.
+pub const MAX_WAKE_UPS: usize = 1 << 20;
+
+/// One request a host issues (the loop assigns its id and arrival time).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Issue {
+    pub operation: Operation,
+    pub lbn: Lbn,
+    pub sectors: Sectors,
+    pub force_unit_access: bool,
+}
+
+impl Issue {
+    pub fn new(operation: Operation, lbn: Lbn, sectors: Sectors) -> Issue {
+        Issue {
+            operation,
+            lbn,
+            sectors,
+            force_unit_access: false,
+        }
+    }
+}
+
+/// The program above the stack. Every callback may issue requests, set wake-ups
+/// and send control commands through `io`.
+pub trait Host<D: BlockDevice> {
+    type Error: From<EngineError>;
+    /// Called once, at the engine's current time, before anything else.
+    fn start(&mut self, io: &mut Io<'_, D>) -> Result<(), Self::Error>;
+    /// A request this host issued has completed (at `io.now()`).
+    fn completed(&mut self, done: &DeviceCompletion, io: &mut Io<'_, D>)
+        -> Result<(), Self::Error>;
+    /// A wake-up set with [`Io::wake_at`] is due (at `io.now()`).
+    fn woke(&mut self, token: u64, io: &mut Io<'_, D>) -> Result<(), Self::Error>;
+}
+
+/// Pending wake-ups: (time, order set, token).
+type WakeUps = BinaryHeap<Reverse<(Nanoseconds, u64, u64)>>;
+
+/// What a host may do to the engine from inside a callback.
+pub struct Io<'a, D: BlockDevice> {
+    engine: &'a mut Engine<D>,
+    wake_ups: &'a mut WakeUps,
+    next_id: &'a mut u64,
+    next_wake_order: &'a mut u64,
+}
+
+impl<D: BlockDevice> Io<'_, D> {
+    pub fn now(&self) -> Nanoseconds {
+        self.engine.now()
+    }
+
+    /// Issue `issue` to `device` now; returns the request's id.
+    pub fn submit(&mut self, device: DeviceId, issue: Issue) -> Result<RequestId, EngineError> {
+        let id = RequestId(*self.next_id);
+        let request = BlockRequest {
+            id,
+            operation: issue.operation,
+            lbn: issue.lbn,
+            sectors: issue.sectors,
+            arrival: self.engine.now(),
+            force_unit_access: issue.force_unit_access,
+        };
+        self.engine.submit(device, request)?;
+        *self.next_id += 1;
+        Ok(id)
+    }
+
+    /// Call the host's `woke(token)` at `at` (not before now).
+    pub fn wake_at(&mut self, at: Nanoseconds, token: u64) -> Result<(), EngineError> {
+        if at < self.engine.now() {
+            return Err(EngineError::ArrivalInPast {
+                time: at,
+                now: self.engine.now(),
+            });
+        }
+        if self.wake_ups.len() >= MAX_WAKE_UPS {
+            return Err(EngineError::TooManyWakeUps {
+                limit: MAX_WAKE_UPS,
+            });
+        }
+        *self.next_wake_order += 1;
+        self.wake_ups
+            .push(Reverse((at, *self.next_wake_order, token)));
+        Ok(())
+    }
+
+    /// Send a control command to `device` (or a member below it) now.
+    pub fn control(
+        &mut self,
+        device: DeviceId,
+        path: &[MemberIndex],
+        command: Control,
+    ) -> Result<(), EngineError> {
+        self.engine.control(device, path, command)
+    }
+
+    /// Read access to a device (its state, counters, energy).
+    pub fn device(&self, id: DeviceId) -> Option<&D> {
+        self.engine.device(id)
+    }
+
+    pub fn device_count(&self) -> usize {
+        self.engine.device_count()
+    }
+
+    /// Requests given to `device` and not yet completed.
+    pub fn outstanding(&self, device: DeviceId) -> u32 {
+        self.engine.outstanding(device)
+    }
+}
+
+/// What a run did.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct RunSummary {
+    pub issued: u64,
+    pub completed: u64,
+    /// Simulated time when the last request completed.
+    pub end: Nanoseconds,
+}
+
+/// Run `host` on `engine` until no request is outstanding and no wake-up is
+/// pending. The engine must hold no outstanding requests when the run starts
+/// (completions of requests the host did not issue would reach it).
+pub fn run<D: BlockDevice, H: Host<D>>(
+    engine: &mut Engine<D>,
+    host: &mut H,
+) -> Result<RunSummary, H::Error> {
+    let (issued_before, completed_before) = (engine.submitted(), engine.completed());
+    let mut wake_ups = WakeUps::new();
+    let (mut next_id, mut next_wake_order) = (0u64, 0u64);
+    let mut end = engine.now();
+    let mut batch = Vec::with_capacity(engine.device_count().clamp(1, 1024));
+    macro_rules! io {
+        () => {
+            &mut Io {
+                engine: &mut *engine,
+                wake_ups: &mut wake_ups,
+                next_id: &mut next_id,
+                next_wake_order: &mut next_wake_order,
+            }
+        };
+    }
+    host.start(io!())?;
+    loop {
+        let next_wake = wake_ups.peek().map(|Reverse((time, _, _))| *time);
+        if next_wake.is_none() && engine.is_idle() {
+            break;
+        }
+        batch.clear();
+        if engine.step(next_wake.unwrap_or(Nanoseconds(u64::MAX)), &mut batch) {
+            for done in &batch {
+                end = end.max(done.completion.done);
+                host.completed(done, io!())?;
+            }
+            continue;
+        }
+        // Nothing from the devices by the wake-up: the clock is at it now.
+        while let Some(&Reverse((time, _, token))) = wake_ups.peek() {
+            if time > engine.now() {
+                break;
+            }
+            wake_ups.pop();
+            host.woke(token, io!())?;
+        }
+    }
+    Ok(RunSummary {
+        issued: engine.submitted() - issued_before,
+        completed: engine.completed() - completed_before,
+        end,
+    })
+}
 
 /// One request an issuer sends, and how long the issuer waits after it completes
 /// before sending its next (DiskSim's validate "think" time).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct RequestSpec {
-    pub direction: Direction,
+    pub operation: Operation,
     pub lbn: Lbn,
     pub sectors: Sectors,
     pub think_after: Nanoseconds,
@@ -34,15 +218,6 @@ impl<F: FnMut(DeviceId) -> Option<RequestSpec>> RequestSource for F {
     }
 }
 
-/// What a driver run did.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
-pub struct RunSummary {
-    pub issued: u64,
-    pub completed: u64,
-    /// Simulated time when the last request completed.
-    pub end: Nanoseconds,
-}
-
 /// A request in flight: which request holds an issuer slot, and its think time.
 #[derive(Clone, Copy, Debug)]
 struct Slot {
@@ -50,25 +225,23 @@ struct Slot {
     think_after: Nanoseconds,
 }
 
-/// Closed-loop state: per device, `depth` issuer slots stored contiguously.
-struct ClosedLoop {
+/// The closed-loop host: per device, `depth` issuer slots stored contiguously; an
+/// issuer thinking sets a wake-up whose token is its device.
+struct ClosedLoop<'s, S, F> {
     depth: usize,
     slots: Vec<Option<Slot>>,
-    /// Issuers waiting out a think time: (arrival time, issue order, device).
-    thinking: BinaryHeap<Reverse<(Nanoseconds, u64, u32)>>,
-    next_id: u64,
-    thinking_order: u64,
+    source: &'s mut S,
+    on_completion: F,
 }
 
-impl ClosedLoop {
+impl<S: RequestSource, F> ClosedLoop<'_, S, F> {
     /// Ask the source for the device's next request and submit it now into a free slot.
-    fn issue<D: BlockDevice, S: RequestSource>(
+    fn issue<D: BlockDevice>(
         &mut self,
-        engine: &mut Engine<D>,
-        source: &mut S,
+        io: &mut Io<'_, D>,
         device: DeviceId,
     ) -> Result<(), EngineError> {
-        let Some(spec) = source.next_request(device) else {
+        let Some(spec) = self.source.next_request(device) else {
             return Ok(());
         };
         let base = device.0 as usize * self.depth;
@@ -76,23 +249,15 @@ impl ClosedLoop {
             .iter()
             .position(Option::is_none)
             .expect("closed loop: an issuer fired with no free slot");
-        let id = RequestId(self.next_id);
-        self.next_id += 1;
+        let request = io.submit(device, Issue::new(spec.operation, spec.lbn, spec.sectors))?;
         self.slots[base + free] = Some(Slot {
-            request: id,
+            request,
             think_after: spec.think_after,
         });
-        let request = BlockRequest {
-            id,
-            direction: spec.direction,
-            lbn: spec.lbn,
-            sectors: spec.sectors,
-            arrival: engine.now(),
-        };
-        engine.submit(device, request)
+        Ok(())
     }
 
-    /// Free the completion's slot; return the time its issuer fires next.
+    /// Free the completion's slot; return its think time.
     fn finish(&mut self, done: &DeviceCompletion) -> Nanoseconds {
         let base = done.device.0 as usize * self.depth;
         let request = done.completion.request.id;
@@ -100,24 +265,53 @@ impl ClosedLoop {
             .iter_mut()
             .find(|slot| slot.is_some_and(|slot| slot.request == request))
             .unwrap_or_else(|| panic!("closed loop: {request:?} completed but was never issued"));
-        let think = slot
-            .take()
-            .map_or(Nanoseconds::ZERO, |slot| slot.think_after);
-        done.completion.done + think
+        slot.take()
+            .map_or(Nanoseconds::ZERO, |slot| slot.think_after)
+    }
+}
+
+impl<D: BlockDevice, S: RequestSource, F: FnMut(&DeviceCompletion)> Host<D>
+    for ClosedLoop<'_, S, F>
+{
+    type Error = EngineError;
+
+    fn start(&mut self, io: &mut Io<'_, D>) -> Result<(), EngineError> {
+        for device in 0..io.device_count() as u32 {
+            for _ in 0..self.depth {
+                self.issue(io, DeviceId(device))?;
+            }
+        }
+        Ok(())
+    }
+
+    fn completed(
+        &mut self,
+        done: &DeviceCompletion,
+        io: &mut Io<'_, D>,
+    ) -> Result<(), EngineError> {
+        (self.on_completion)(done);
+        let think = self.finish(done);
+        if think == Nanoseconds::ZERO {
+            self.issue(io, done.device)
+        } else {
+            io.wake_at(io.now() + think, u64::from(done.device.0))
+        }
+    }
+
+    fn woke(&mut self, device: u64, io: &mut Io<'_, D>) -> Result<(), EngineError> {
+        self.issue(io, DeviceId(device as u32))
     }
 }
 
 /// Run a closed loop: each device gets `depth` issuers, all issuing at the current
-/// time; each completion frees its issuer, which issues again `think_after` later (at
-/// once when zero; never before the engine's clock). Ends when every source is
-/// exhausted and every request has completed. `on_completion` sees each completion.
-/// The engine must hold no outstanding requests when the loop starts (a completion
-/// the loop did not issue is an invariant violation and panics).
+/// time; each completion frees its issuer, which issues again `think_after` later
+/// (at once when zero). Ends when every source is exhausted and every request has
+/// completed. `on_completion` sees each completion.
 pub fn run_closed_loop<D, S, F>(
     engine: &mut Engine<D>,
     depth: u32,
     source: &mut S,
-    mut on_completion: F,
+    on_completion: F,
 ) -> Result<RunSummary, EngineError>
 where
     D: BlockDevice,
@@ -125,57 +319,13 @@ where
     F: FnMut(&DeviceCompletion),
 {
     let depth = depth.max(1) as usize;
-    let devices = engine.device_count();
-    let mut state = ClosedLoop {
+    let mut host = ClosedLoop {
         depth,
-        slots: vec![None; devices * depth],
-        thinking: BinaryHeap::with_capacity(devices * depth),
-        next_id: 0,
-        thinking_order: 0,
+        slots: vec![None; engine.device_count() * depth],
+        source,
+        on_completion,
     };
-    let (issued_before, completed_before) = (engine.submitted(), engine.completed());
-    for device in 0..devices as u32 {
-        for _ in 0..depth {
-            state.issue(engine, source, DeviceId(device))?;
-        }
-    }
-    let mut batch = Vec::with_capacity(devices.min(1024));
-    let mut end = engine.now();
-    loop {
-        let next_thought = state.thinking.peek().map(|Reverse((time, _, _))| *time);
-        if next_thought.is_none() && engine.is_idle() {
-            break;
-        }
-        let limit = next_thought.unwrap_or(Nanoseconds(u64::MAX));
-        batch.clear();
-        if engine.step(limit, &mut batch) {
-            for done in &batch {
-                on_completion(done);
-                end = end.max(done.completion.done);
-                let fire = state.finish(done);
-                if fire <= engine.now() {
-                    state.issue(engine, source, done.device)?;
-                } else {
-                    state.thinking_order += 1;
-                    let order = state.thinking_order;
-                    state.thinking.push(Reverse((fire, order, done.device.0)));
-                }
-            }
-            continue;
-        }
-        while let Some(&Reverse((time, _, device))) = state.thinking.peek() {
-            if time > engine.now() {
-                break;
-            }
-            state.thinking.pop();
-            state.issue(engine, source, DeviceId(device))?;
-        }
-    }
-    Ok(RunSummary {
-        issued: engine.submitted() - issued_before,
-        completed: engine.completed() - completed_before,
-        end,
-    })
+    run(engine, &mut host)
 }
 
 /// One open-loop arrival.
@@ -183,9 +333,54 @@ where
 pub struct Arrival {
     pub time: Nanoseconds,
     pub device: DeviceId,
-    pub direction: Direction,
+    pub operation: Operation,
     pub lbn: Lbn,
     pub sectors: Sectors,
+}
+
+/// The open-loop host: one wake-up at a time, for the next arrival.
+struct OpenLoop<I: Iterator<Item = Arrival>, F> {
+    arrivals: std::iter::Peekable<I>,
+    on_completion: F,
+}
+
+impl<I: Iterator<Item = Arrival>, F> OpenLoop<I, F> {
+    /// Submit every arrival due now, then set a wake-up for the next one.
+    fn submit_due<D: BlockDevice>(&mut self, io: &mut Io<'_, D>) -> Result<(), EngineError> {
+        while let Some(arrival) = self.arrivals.peek().copied() {
+            if arrival.time < io.now() {
+                return Err(EngineError::ArrivalInPast {
+                    time: arrival.time,
+                    now: io.now(),
+                });
+            }
+            if arrival.time > io.now() {
+                return io.wake_at(arrival.time, 0);
+            }
+            self.arrivals.next();
+            io.submit(
+                arrival.device,
+                Issue::new(arrival.operation, arrival.lbn, arrival.sectors),
+            )?;
+        }
+        Ok(())
+    }
+}
+
+impl<D: BlockDevice, I: Iterator<Item = Arrival>, F: FnMut(&DeviceCompletion)> Host<D>
+    for OpenLoop<I, F>
+{
+    type Error = EngineError;
+    fn start(&mut self, io: &mut Io<'_, D>) -> Result<(), EngineError> {
+        self.submit_due(io)
+    }
+    fn completed(&mut self, done: &DeviceCompletion, _: &mut Io<'_, D>) -> Result<(), EngineError> {
+        (self.on_completion)(done);
+        Ok(())
+    }
+    fn woke(&mut self, _: u64, io: &mut Io<'_, D>) -> Result<(), EngineError> {
+        self.submit_due(io)
+    }
 }
 
 /// Run an open loop: submit each arrival at its time (times must not decrease and
@@ -193,153 +388,19 @@ pub struct Arrival {
 pub fn run_open_loop<D, I, F>(
     engine: &mut Engine<D>,
     arrivals: I,
-    mut on_completion: F,
+    on_completion: F,
 ) -> Result<RunSummary, EngineError>
 where
     D: BlockDevice,
     I: IntoIterator<Item = Arrival>,
     F: FnMut(&DeviceCompletion),
 {
-    let (issued_before, completed_before) = (engine.submitted(), engine.completed());
-    let mut batch = Vec::with_capacity(64);
-    let mut end = engine.now();
-    let mut next_id = 0u64;
-    let mut deliver = |batch: &mut Vec<DeviceCompletion>, end: &mut Nanoseconds| {
-        for done in batch.iter() {
-            on_completion(done);
-            *end = (*end).max(done.completion.done);
-        }
-        batch.clear();
+    let mut host = OpenLoop {
+        arrivals: arrivals.into_iter().peekable(),
+        on_completion,
     };
-    for arrival in arrivals {
-        if arrival.time < engine.now() {
-            return Err(EngineError::ArrivalInPast {
-                time: arrival.time,
-                now: engine.now(),
-            });
-        }
-        while engine.step(arrival.time, &mut batch) {
-            deliver(&mut batch, &mut end);
-        }
-        let request = BlockRequest {
-            id: RequestId(next_id),
-            direction: arrival.direction,
-            lbn: arrival.lbn,
-            sectors: arrival.sectors,
-            arrival: arrival.time,
-        };
-        next_id += 1;
-        engine.submit(arrival.device, request)?;
-    }
-    engine.run_until_idle(&mut batch);
-    deliver(&mut batch, &mut end);
-    Ok(RunSummary {
-        issued: engine.submitted() - issued_before,
-        completed: engine.completed() - completed_before,
-        end,
-    })
+    run(engine, &mut host)
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::engine::EngineOptions;
-    use crate::fake::FixedServiceDevice;
-
-    fn engine(devices: usize, service_ns: u64) -> Engine<FixedServiceDevice> {
-        let mut engine = Engine::new(EngineOptions::default());
-        for _ in 0..devices {
-            engine.add_device(FixedServiceDevice::new(
-                Sectors(1 << 20),
-                Nanoseconds(service_ns),
-                64,
-            ));
-        }
-        engine
-    }
-
-    fn source(count: u64, think_ns: u64) -> impl FnMut(DeviceId) -> Option<RequestSpec> {
-        let mut left = count;
-        move |_| {
-            (left > 0).then(|| {
-                left -= 1;
-                RequestSpec {
-                    direction: Direction::Read,
-                    lbn: Lbn(left * 8),
-                    sectors: Sectors(8),
-                    think_after: Nanoseconds(think_ns),
-                }
-            })
-        }
-    }
-
-    // Proves the closed loop at depth 1 with think time reproduces the validate timing:
-    // each request arrives `think` after the previous completes, so n requests of
-    // service s and think t end at n*s + (n-1)*t.
-    #[test]
-    fn closed_loop_depth_one_with_think() {
-        let mut engine = engine(1, 100);
-        let mut responses = Vec::new();
-        let summary = run_closed_loop(&mut engine, 1, &mut source(10, 30), |done| {
-            responses.push((
-                done.completion.request.arrival.0,
-                done.completion.response_time().0,
-            ))
-        })
-        .unwrap();
-        assert_eq!(
-            summary,
-            RunSummary {
-                issued: 10,
-                completed: 10,
-                end: Nanoseconds(10 * 100 + 9 * 30)
-            }
-        );
-        assert_eq!(responses[1], (130, 100));
-        assert!(responses.iter().all(|&(_, response)| response == 100));
-    }
-
-    // Proves depth Q keeps Q requests queued at a FIFO device: response time is Q * s
-    // in steady state, and throughput is one per s.
-    #[test]
-    fn closed_loop_keeps_depth() {
-        let mut engine = engine(2, 100);
-        let mut last_response = 0;
-        let summary = run_closed_loop(&mut engine, 4, &mut source(400, 0), |done| {
-            last_response = done.completion.response_time().0;
-        })
-        .unwrap();
-        assert_eq!(summary.completed, 400);
-        assert_eq!(summary.end, Nanoseconds(200 * 100));
-        assert_eq!(last_response, 400);
-    }
-
-    // Proves the open loop submits at the given times and rejects time going backwards.
-    #[test]
-    fn open_loop_arrivals() {
-        let arrival = |time: u64, device: u32| Arrival {
-            time: Nanoseconds(time),
-            device: DeviceId(device),
-            direction: Direction::Write,
-            lbn: Lbn(0),
-            sectors: Sectors(1),
-        };
-        let mut engine = engine(2, 100);
-        let mut done = Vec::new();
-        let summary = run_open_loop(
-            &mut engine,
-            [
-                arrival(0, 0),
-                arrival(50, 0),
-                arrival(50, 1),
-                arrival(500, 1),
-            ],
-            |d| done.push((d.device.0, d.completion.done.0)),
-        )
-        .unwrap();
-        assert_eq!(done, vec![(0, 100), (1, 150), (0, 200), (1, 600)]);
-        assert_eq!(summary.end, Nanoseconds(600));
-        let error = run_open_loop(&mut engine, [arrival(10, 0)], |_| {}).unwrap_err();
-        assert!(matches!(error, EngineError::ArrivalInPast { .. }));
-    }
-}
+mod tests;

@@ -21,7 +21,7 @@
 //! **Cost.** No allocation per event: the completion buffer is reused and the heap
 //! only grows to its high-water mark.
 
-use crate::device::{BlockDevice, DeviceError};
+use crate::device::{BlockDevice, Control, ControlError, DeviceError, MemberIndex};
 use crate::request::{BlockRequest, Completion};
 use crate::units::Nanoseconds;
 use std::cmp::Reverse;
@@ -65,6 +65,13 @@ pub enum EngineError {
         device: DeviceId,
         error: DeviceError,
     },
+    #[error("device {device:?} refused a control command: {error}")]
+    Control {
+        device: DeviceId,
+        error: ControlError,
+    },
+    #[error("a host already has {limit} wake-ups pending, the loop's bound")]
+    TooManyWakeUps { limit: usize },
     #[error("an arrival at {time:?} precedes the current time {now:?}")]
     ArrivalInPast { time: Nanoseconds, now: Nanoseconds },
 }
@@ -140,17 +147,24 @@ impl<D: BlockDevice> Engine<D> {
     pub fn devices(&self) -> &[D] {
         &self.devices
     }
-    /// Run `change` on device `id` at the current time (e.g. to spin a drive down),
-    /// then re-read its next event. `None` when the device does not exist.
-    pub fn with_device<R>(
+    /// Carry out a control command on device `id` (or a member below it) at the
+    /// current time, then re-read its next event. Devices are reachable only
+    /// through `submit` and `control`, so nothing can reach a device's queue
+    /// behind the engine's back.
+    pub fn control(
         &mut self,
         id: DeviceId,
-        change: impl FnOnce(&mut D, Nanoseconds) -> R,
-    ) -> Option<R> {
+        path: &[MemberIndex],
+        command: Control,
+    ) -> Result<(), EngineError> {
         let now = self.now;
-        let result = change(self.devices.get_mut(id.0 as usize)?, now);
+        let device = self
+            .devices
+            .get_mut(id.0 as usize)
+            .ok_or(EngineError::NoSuchDevice(id))?;
+        let result = device.control(now, path, command);
         self.reschedule(id.0);
-        Some(result)
+        result.map_err(|error| EngineError::Control { device: id, error })
     }
 
     /// Requests submitted to and completed by all devices so far.
@@ -358,7 +372,7 @@ impl<D: BlockDevice> Engine<D> {
 mod tests {
     use super::*;
     use crate::fake::FixedServiceDevice;
-    use crate::request::{Direction, RequestId};
+    use crate::request::{Operation, RequestId, Status};
     use crate::units::{Lbn, Sectors};
 
     fn device(service_ns: u64) -> FixedServiceDevice {
@@ -366,13 +380,13 @@ mod tests {
     }
 
     fn request(id: u64) -> BlockRequest {
-        BlockRequest {
-            id: RequestId(id),
-            direction: Direction::Read,
-            lbn: Lbn(id * 8),
-            sectors: Sectors(8),
-            arrival: Nanoseconds::ZERO,
-        }
+        BlockRequest::new(
+            RequestId(id),
+            Operation::Read,
+            Lbn(id * 8),
+            Sectors(8),
+            Nanoseconds::ZERO,
+        )
     }
 
     // Proves requests queue FIFO on one device and complete at the right times, and the
@@ -474,12 +488,15 @@ mod tests {
             Some(Nanoseconds(10))
         }
         fn advance(&mut self, now: Nanoseconds, completed: &mut Vec<Completion>) {
-            completed.push(Completion {
-                request: request(99),
-                done: now,
-                cache_hit: false,
-                breakdown: Default::default(),
-            });
+            completed.push(Completion::new(request(99), now, Status::Ok));
+        }
+        fn control(
+            &mut self,
+            _: Nanoseconds,
+            _: &[MemberIndex],
+            _: Control,
+        ) -> Result<(), ControlError> {
+            Ok(())
         }
     }
 
@@ -514,24 +531,29 @@ mod tests {
         assert_eq!(out.len(), 600);
     }
 
-    // Proves a change made through `with_device` is seen by the scheduler: a request
-    // queued directly on the device is served at its completion time.
+    // Proves a control command reaches the device and its effect is scheduled: a
+    // failed fixed-service device completes later requests with DeviceFailed, and
+    // a command for a member of a device with none is refused.
     #[test]
-    fn with_device_reschedules() {
+    fn control_reaches_the_device() {
         let mut engine = Engine::default();
         let id = engine.add_device(device(100));
-        assert!(engine.is_idle());
-        engine
-            .with_device(id, |device, now| {
-                device.submit(BlockRequest {
-                    arrival: now,
-                    ..request(0)
-                })
-            })
-            .unwrap()
-            .unwrap();
-        assert_eq!(engine.next_event_time(), Some(Nanoseconds(100)));
-        assert!(engine.with_device(DeviceId(5), |_, _| ()).is_none());
+        engine.control(id, &[], Control::Fail).unwrap();
+        engine.submit(id, request(0)).unwrap();
+        let mut out = Vec::new();
+        engine.run_until_idle(&mut out);
+        assert_eq!(
+            out[0].completion.status,
+            crate::request::Status::DeviceFailed
+        );
+        assert!(matches!(
+            engine.control(id, &[MemberIndex(1)], Control::Fail),
+            Err(EngineError::Control { .. })
+        ));
+        assert_eq!(
+            engine.control(DeviceId(5), &[], Control::Fail),
+            Err(EngineError::NoSuchDevice(DeviceId(5)))
+        );
     }
 
     // Proves heterogeneous devices work through boxed trait objects.

@@ -1,14 +1,17 @@
 //! A trivial device for tests and benchmarks of the engine: FIFO, one request at a
 //! time, a fixed service time per request. It measures the engine, not a disk.
 
-use crate::device::{BlockDevice, DeviceError};
-use crate::request::{BlockRequest, Completion, TimeBreakdown};
+use crate::device::{BlockDevice, Control, ControlError, DeviceError, MemberIndex};
+use crate::request::{BlockRequest, Completion, DriveDetail, Status, TimeBreakdown};
 use crate::units::{Nanoseconds, Sectors};
 use std::collections::VecDeque;
 
-/// FIFO device with a fixed service time and a bounded queue.
+/// FIFO device with a fixed service time and a bounded queue. Every operation
+/// (flush and trim too) takes the service time; after `Control::Fail` every
+/// request completes with `Status::DeviceFailed`. It has no power states.
 #[derive(Clone, Debug)]
 pub struct FixedServiceDevice {
+    failed: bool,
     capacity: Sectors,
     service: Nanoseconds,
     queue_limit: usize,
@@ -20,6 +23,7 @@ pub struct FixedServiceDevice {
 impl FixedServiceDevice {
     pub fn new(capacity: Sectors, service: Nanoseconds, queue_limit: usize) -> Self {
         FixedServiceDevice {
+            failed: false,
             capacity,
             service,
             queue_limit,
@@ -38,17 +42,7 @@ impl BlockDevice for FixedServiceDevice {
     }
 
     fn submit(&mut self, request: BlockRequest) -> Result<(), DeviceError> {
-        if request.sectors.0 == 0 {
-            return Err(DeviceError::Empty { id: request.id.0 });
-        }
-        if request.end() > crate::units::Lbn(self.capacity.0) {
-            return Err(DeviceError::OutOfRange {
-                id: request.id.0,
-                lbn: request.lbn.0,
-                sectors: request.sectors.0,
-                capacity: self.capacity.0,
-            });
-        }
+        request.check(self.capacity)?;
         if self.queue.len() >= self.queue_limit {
             return Err(DeviceError::QueueFull {
                 depth: self.queue_limit,
@@ -70,18 +64,46 @@ impl BlockDevice for FixedServiceDevice {
             let Some(request) = self.queue.pop_front() else {
                 return;
             };
+            let status = if self.failed {
+                Status::DeviceFailed
+            } else {
+                Status::Ok
+            };
             completed.push(Completion {
                 request,
                 done: self.head_done,
-                cache_hit: false,
-                breakdown: TimeBreakdown {
-                    media_transfer: self.service,
-                    ..TimeBreakdown::default()
-                },
+                status,
+                drive: Some(DriveDetail {
+                    cache_hit: false,
+                    breakdown: TimeBreakdown {
+                        media_transfer: self.service,
+                        ..TimeBreakdown::default()
+                    },
+                }),
             });
             if let Some(next) = self.queue.front() {
                 self.head_done = self.head_done.max(next.arrival) + self.service;
             }
+        }
+    }
+
+    fn control(
+        &mut self,
+        _now: Nanoseconds,
+        path: &[MemberIndex],
+        command: Control,
+    ) -> Result<(), ControlError> {
+        crate::device::refuse_member_path("a fixed-service device", path)?;
+        match command {
+            Control::Fail => {
+                self.failed = true;
+                Ok(())
+            }
+            _ => Err(ControlError::Unsupported {
+                device: "a fixed-service device",
+                command,
+                reason: "it has no power states",
+            }),
         }
     }
 }

@@ -6,7 +6,7 @@
 //! only counts it. Blank lines are skipped; anything else that does not parse is an
 //! error naming the file, the line and the problem.
 
-use crate::request::Direction;
+use crate::request::Operation;
 use crate::units::{Lbn, Nanoseconds, Sectors};
 use std::path::Path;
 
@@ -35,7 +35,7 @@ impl ValidateTag {
 /// One line of a DiskSim "validate" trace.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct ValidateRecord {
-    pub direction: Direction,
+    pub operation: Operation,
     /// The real drive's cache served it (as observed when the trace was taken):
     /// true exactly when `tag` is `Hit`.
     pub measured_hit: bool,
@@ -105,9 +105,9 @@ fn parse_line(line: &str) -> Result<ValidateRecord, String> {
             fields.len()
         ));
     }
-    let direction = match fields[0] {
-        "R" => Direction::Read,
-        "W" => Direction::Write,
+    let operation = match fields[0] {
+        "R" => Operation::Read,
+        "W" => Operation::Write,
         other => return Err(format!("direction must be R or W, found {other:?}")),
     };
     let tag = ValidateTag::parse(fields[1]).ok_or_else(|| {
@@ -125,7 +125,7 @@ fn parse_line(line: &str) -> Result<ValidateRecord, String> {
         return Err(format!("blkno {lbn} + bcount {sectors} overflows"));
     }
     Ok(ValidateRecord {
-        direction,
+        operation,
         measured_hit: tag == ValidateTag::Hit,
         tag,
         lbn: Lbn(lbn),
@@ -172,13 +172,13 @@ mod tests {
             parse("R Hit 7563004 4 14368.00000 28778.0\n\n  \nW Doub 5 2 1414.270 9632.52\n")
                 .unwrap();
         assert_eq!(records.len(), 2);
-        assert_eq!(records[0].direction, Direction::Read);
+        assert_eq!(records[0].operation, Operation::Read);
         assert!(records[0].measured_hit);
         assert_eq!(records[0].lbn, Lbn(7563004));
         assert_eq!(records[0].sectors, Sectors(4));
         assert_eq!(records[0].measured, Nanoseconds(14_368_000));
         assert_eq!(records[0].think, Nanoseconds(28_778_000));
-        assert_eq!(records[1].direction, Direction::Write);
+        assert_eq!(records[1].operation, Operation::Write);
         assert_eq!(records[1].tag, ValidateTag::Doub);
         assert!(!records[1].measured_hit);
         assert_eq!(records[1].measured, Nanoseconds(1_414_270));

@@ -6,7 +6,7 @@
 
 use crate::driver::{RequestSource, RequestSpec};
 use crate::engine::DeviceId;
-use crate::request::Direction;
+use crate::request::Operation;
 use crate::units::{Lbn, Nanoseconds, Sectors};
 
 /// SplitMix64: used to expand one 64-bit seed into xoshiro's 256-bit state.
@@ -175,13 +175,13 @@ impl Workload {
             }
         };
         // Drawn for every request so the address stream does not depend on the mix.
-        let direction = if self.random.next_f64() < self.spec.read_fraction {
-            Direction::Read
+        let operation = if self.random.next_f64() < self.spec.read_fraction {
+            Operation::Read
         } else {
-            Direction::Write
+            Operation::Write
         };
         Some(RequestSpec {
-            direction,
+            operation,
             lbn,
             sectors,
             think_after: self.spec.think,
@@ -247,7 +247,7 @@ mod tests {
         let requests: Vec<_> = workload.by_ref().collect();
         let reads = requests
             .iter()
-            .filter(|r| r.direction == Direction::Read)
+            .filter(|r| r.operation == Operation::Read)
             .count();
         assert!(
             (reads as f64 / 10_000.0 - 0.7).abs() < 0.03,

@@ -8,7 +8,7 @@ use crate::rng::SplitMix64;
 use crate::LabError;
 use spinstack_disk::drive::{Drive, DriveOptions};
 use spinstack_disk::spec::DriveSpec;
-use spinstack_sim::request::{Direction, TimeBreakdown};
+use spinstack_sim::request::{Operation, TimeBreakdown};
 use spinstack_sim::units::{Lbn, Sectors};
 
 /// Where a request starts relative to track boundaries.
@@ -35,7 +35,7 @@ pub fn random_accesses(
     zone: &Zone,
     sectors: Sectors,
     alignment: Alignment,
-    direction: Direction,
+    operation: Operation,
     count: usize,
     rng: &mut SplitMix64,
 ) -> Vec<Access> {
@@ -59,7 +59,7 @@ pub fn random_accesses(
                 }
             };
             Access {
-                direction,
+                operation,
                 lbn,
                 sectors,
             }
@@ -73,7 +73,7 @@ pub struct Point<'a> {
     pub zone: &'a Zone,
     pub workload: Workload,
     pub alignment: Alignment,
-    pub direction: Direction,
+    pub operation: Operation,
     pub sectors: Sectors,
     pub requests: usize,
     /// Seeds the request stream; the label names the series so each has its own.
@@ -87,7 +87,7 @@ pub struct Curve<'a> {
     pub zone: &'a Zone,
     pub workload: Workload,
     pub alignment: Alignment,
-    pub direction: Direction,
+    pub operation: Operation,
 }
 
 impl<'a> Curve<'a> {
@@ -96,14 +96,14 @@ impl<'a> Curve<'a> {
         spec: &'a DriveSpec,
         zone: &'a Zone,
         workload: Workload,
-        direction: Direction,
+        operation: Operation,
     ) -> [Curve<'a>; 2] {
         [Alignment::Aligned, Alignment::Unaligned].map(|alignment| Curve {
             spec,
             zone,
             workload,
             alignment,
-            direction,
+            operation,
         })
     }
 
@@ -114,7 +114,7 @@ impl<'a> Curve<'a> {
             zone: self.zone,
             workload: self.workload,
             alignment: self.alignment,
-            direction: self.direction,
+            operation: self.operation,
             sectors,
             requests: context.scale.requests_per_point,
             seed: context.seed,
@@ -152,7 +152,7 @@ pub fn measure(point: &Point) -> Result<Run, LabError> {
         point.spec.name,
         point.workload.name(),
         point.alignment.name(),
-        point.direction,
+        point.operation,
         point.sectors.0
     );
     let mut rng = SplitMix64::for_label(point.seed, &label);
@@ -160,7 +160,7 @@ pub fn measure(point: &Point) -> Result<Run, LabError> {
         point.zone,
         point.sectors,
         point.alignment,
-        point.direction,
+        point.operation,
         point.requests + crate::driver::WARM_UP_REQUESTS,
         &mut rng,
     );
@@ -192,7 +192,12 @@ pub fn mean_breakdown(run: &Run) -> MeanBreakdown {
     let measured = run.measured();
     let n = measured.len().max(1) as f64;
     let mean = |f: &dyn Fn(&TimeBreakdown) -> u64| {
-        measured.iter().map(|c| f(&c.breakdown) as f64).sum::<f64>() / n / 1e6
+        measured
+            .iter()
+            .map(|c| f(&c.breakdown()) as f64)
+            .sum::<f64>()
+            / n
+            / 1e6
     };
     MeanBreakdown {
         overhead_ms: mean(&|b| b.overhead.0),

@@ -26,7 +26,7 @@ use crate::plot::{Figure, LegendCorner, Mark, Panel, PanelContent, Series};
 use crate::table::DataTable;
 use crate::LabError;
 use spinstack_disk::spec::{DriveSpec, LayoutSpec};
-use spinstack_sim::request::Direction;
+use spinstack_sim::request::Operation;
 use spinstack_sim::units::Sectors;
 
 pub struct Fig1Efficiency;
@@ -89,7 +89,7 @@ impl Experiment for Fig1Efficiency {
         let spt = zone.sectors_per_track;
         let revolution_ms = drives::revolution(&spec).as_ms_f64();
         let sizes = sizes_up_to(spt, 6, 4);
-        let curves = Curve::aligned_and_unaligned(&spec, &zone, Workload::TwoReq, Direction::Read);
+        let curves = Curve::aligned_and_unaligned(&spec, &zone, Workload::TwoReq, Operation::Read);
         let points = curve_points(curves, &sizes, context);
         let runs = measure_points(&points, context)?;
         let mut data = DataTable::new(&[

@@ -28,7 +28,7 @@ use crate::harness::{Experiment, Outcome, RunContext};
 use crate::plot::{Figure, LegendCorner, Mark, Panel, PanelContent, Series};
 use crate::table::DataTable;
 use crate::LabError;
-use spinstack_sim::request::Direction;
+use spinstack_sim::request::Operation;
 use spinstack_sim::units::Sectors;
 
 pub struct Fig3RotationalLatency;
@@ -81,7 +81,7 @@ impl Experiment for Fig3RotationalLatency {
             zone: &zone,
             workload: Workload::OneReq,
             alignment: Alignment::Aligned,
-            direction: Direction::Read,
+            operation: Operation::Read,
         });
         let points = curve_points(disks, &sizes, context);
         let runs = measure_points(&points, context)?;

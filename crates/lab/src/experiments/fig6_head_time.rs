@@ -21,7 +21,7 @@ use crate::LabError;
 use spinstack_disk::drive::mechanics::PublishedSeek;
 use spinstack_disk::layout::Layout;
 use spinstack_disk::spec::{DriveSpec, SeekSpec};
-use spinstack_sim::request::Direction;
+use spinstack_sim::request::Operation;
 use spinstack_sim::units::Sectors;
 
 pub struct Fig6HeadTime;
@@ -86,7 +86,7 @@ impl Experiment for Fig6HeadTime {
             zone: &zone,
             workload,
             alignment,
-            direction: Direction::Read,
+            operation: Operation::Read,
         });
         let points = curve_points(curves, &sizes, context);
         let runs = measure_points(&points, context)?;

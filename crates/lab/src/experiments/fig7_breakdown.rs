@@ -24,7 +24,7 @@ use crate::harness::{Experiment, Outcome, RunContext};
 use crate::plot::{Bars, Figure, LegendCorner, Panel, PanelContent};
 use crate::table::DataTable;
 use crate::LabError;
-use spinstack_sim::request::Direction;
+use spinstack_sim::request::Operation;
 use spinstack_sim::units::Sectors;
 
 pub struct Fig7Breakdown;
@@ -74,7 +74,7 @@ impl Experiment for Fig7Breakdown {
             zone: &zone,
             workload: Workload::OneReq,
             alignment,
-            direction: Direction::Read,
+            operation: Operation::Read,
         });
         let points = curve_points(curves, &[spt], context);
         let runs = measure_points(&points, context)?;

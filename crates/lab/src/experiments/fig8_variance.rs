@@ -16,7 +16,7 @@ use crate::plot::{Figure, LegendCorner, Mark, Panel, PanelContent, Series};
 use crate::table::DataTable;
 use crate::LabError;
 use spinstack_disk::spec::DriveSpec;
-use spinstack_sim::request::{Direction, TimeBreakdown};
+use spinstack_sim::request::{Operation, TimeBreakdown};
 use spinstack_sim::units::Nanoseconds;
 
 pub struct Fig8Variance;
@@ -27,7 +27,7 @@ fn component_deviation_ms(run: &Run, component: fn(&TimeBreakdown) -> Nanosecond
     let times: Vec<f64> = run
         .measured()
         .iter()
-        .map(|c| component(&c.breakdown).as_ms_f64())
+        .map(|c| component(&c.breakdown()).as_ms_f64())
         .collect();
     mean_and_deviation(&times).1
 }
@@ -51,7 +51,7 @@ impl Experiment for Fig8Variance {
         let zone = drives::first_zone(&spec, &drives::layout(&spec)?)?;
         let spt = zone.sectors_per_track;
         let sizes = sizes_up_to(spt, 1, 8);
-        let curves = Curve::aligned_and_unaligned(&spec, &zone, Workload::OneReq, Direction::Read);
+        let curves = Curve::aligned_and_unaligned(&spec, &zone, Workload::OneReq, Operation::Read);
         let points = curve_points(curves, &sizes, context);
         let runs = measure_points(&points, context)?;
         let mut data = DataTable::new(&[

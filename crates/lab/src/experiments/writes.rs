@@ -18,7 +18,7 @@ use crate::harness::{Experiment, Outcome, RunContext};
 use crate::plot::{Figure, LegendCorner, Mark, Panel, PanelContent, Series};
 use crate::table::DataTable;
 use crate::LabError;
-use spinstack_sim::request::Direction;
+use spinstack_sim::request::Operation;
 
 pub struct Writes;
 
@@ -48,7 +48,7 @@ impl Experiment for Writes {
             zone: &zone,
             workload,
             alignment,
-            direction: Direction::Write,
+            operation: Operation::Write,
         });
         let points = curve_points(curves, &sizes, context);
         let runs = measure_points(&points, context)?;

@@ -20,7 +20,7 @@ use crate::plot::{Bars, Figure, LegendCorner, Panel, PanelContent};
 use crate::table::DataTable;
 use crate::LabError;
 use spinstack_disk::spec::DriveSpec;
-use spinstack_sim::request::Direction;
+use spinstack_sim::request::Operation;
 
 pub struct ZeroLatencyMatters;
 
@@ -192,7 +192,7 @@ fn grid_points<'a>(
                     zone,
                     workload,
                     alignment,
-                    direction: Direction::Read,
+                    operation: Operation::Read,
                 };
                 curve.point(zone.sectors_per_track, context)
             })
