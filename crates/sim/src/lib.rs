@@ -20,6 +20,7 @@ pub mod device;
 pub mod driver;
 pub mod engine;
 pub mod fake;
+pub mod members;
 pub mod request;
 pub mod stats;
 pub mod trace;

@@ -1,0 +1,651 @@
+//! Member bookkeeping for any layer over member devices (RAID levels, a buffer,
+//! a replica's volumes): the one place that splits a parent request into child
+//! requests on members and puts the answers back together.
+//!
+//! **What it keeps.** The members run in an [`Engine`] of their own, so a layer
+//! over thousands of drives finds its next event in O(log n). A parent table (a
+//! slab, bounded) holds each request the layer accepted, with a per-parent state
+//! `P` the layer owns and a count of children outstanding; a child table maps each
+//! child request id back to its parent and a layer-chosen tag `T`. A member that
+//! answers `QueueFull` gets the child in a per-member FIFO, sent on as soon as that
+//! member completes something. Delayed work (a child issued after a host cost, a
+//! parent completed after a memory copy, a layer's own wake-up such as a plug
+//! timer) waits in one time-ordered queue.
+//!
+//! **How a layer uses it.** On `submit` it calls [`Members::open`] and issues
+//! children ([`Members::issue`], [`Members::issue_at`]) or completes the parent
+//! itself ([`Members::complete_at`]). On `advance(now)` it calls [`Members::poll`]
+//! until it returns `None`, handling each [`MemberEvent`] (it may issue more
+//! children for the same parent, e.g. the writes after a read-modify-write's
+//! reads), then [`Members::drain`] for the parents that finished.
+//!
+//! **Invariants (asserted).** A parent completes exactly once: when its last child
+//! has completed and the layer issued no more in response (checked at the next
+//! `poll` or `drain`, so a handler can always follow up), or when the layer
+//! completes it explicitly. Its status is the first failed child's unless the layer
+//! sets it. Its completion time is its last child's (or the explicit time), never
+//! before its arrival. Every table and queue has a fixed bound; exceeding one is
+//! an error the layer reports as `QueueFull`, never growth.
+
+use crate::device::{BlockDevice, Control, DeviceError, MemberIndex};
+use crate::driver::Issue;
+use crate::engine::{DeviceCompletion, DeviceId, Engine, EngineError, EngineOptions};
+use crate::request::{BlockRequest, Completion, RequestId, Status};
+use crate::units::{Nanoseconds, Sectors};
+use std::cmp::Reverse;
+use std::collections::{BinaryHeap, VecDeque};
+
+/// A parent request's slot in the table.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct ParentId(pub u32);
+
+/// Bounds of the tables and queues.
+#[derive(Clone, Copy, Debug)]
+pub struct MemberLimits {
+    /// Parent requests open at once (the layer's queue depth).
+    pub parents: u32,
+    /// Child requests outstanding or waiting at once, over all members.
+    pub children: u32,
+}
+
+impl Default for MemberLimits {
+    fn default() -> Self {
+        MemberLimits {
+            parents: 1024,
+            children: 16 * 1024,
+        }
+    }
+}
+
+/// Something that happened below a layer, for the layer to handle.
+#[derive(Clone, Copy, Debug)]
+pub enum MemberEvent<T> {
+    /// A child completed. `parent_outstanding` counts the parent's other children
+    /// still outstanding.
+    Child {
+        parent: ParentId,
+        member: MemberIndex,
+        tag: T,
+        completion: Completion,
+        parent_outstanding: u32,
+    },
+    /// A wake-up the layer set with [`Members::wake_at`] is due.
+    Wake { token: u64, at: Nanoseconds },
+}
+
+/// Requests and sectors sent to one member.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
+pub struct MemberCounters {
+    pub requests: u64,
+    pub sectors: u64,
+}
+
+#[derive(Clone, Debug)]
+struct Parent<P> {
+    request: BlockRequest,
+    outstanding: u32,
+    status: Status,
+    /// When the last child completed (the parent's completion time by default).
+    last_done: Nanoseconds,
+    open: bool,
+    /// The layer will complete it explicitly (`complete_at`): no automatic
+    /// completion when its children are done.
+    held: bool,
+    state: P,
+}
+
+impl<P> Parent<P> {
+    /// Whether the slot can be reused: completed, no child in flight, no
+    /// explicit completion pending.
+    fn is_free(&self) -> bool {
+        !self.open && self.outstanding == 0 && !self.held
+    }
+}
+
+#[derive(Clone, Copy, Debug)]
+struct Child<T> {
+    parent: ParentId,
+    member: MemberIndex,
+    tag: T,
+}
+
+/// Work that waits for a time.
+#[derive(Clone, Copy, Debug)]
+enum Delayed {
+    /// Send child `slot` (already in the table) to its member.
+    Issue {
+        slot: u32,
+        issue: Issue,
+    },
+    Complete {
+        parent: ParentId,
+    },
+    Wake {
+        token: u64,
+    },
+}
+
+/// See the module documentation.
+pub struct Members<D: BlockDevice, T: Copy, P = ()> {
+    engine: Engine<D>,
+    limits: MemberLimits,
+    parents: Vec<Parent<P>>,
+    free_parents: Vec<u32>,
+    children: Vec<Option<Child<T>>>,
+    free_children: Vec<u32>,
+    waiting: Vec<VecDeque<BlockRequest>>,
+    delayed: BinaryHeap<Reverse<(Nanoseconds, u64, DelayedKey)>>,
+    delayed_work: Vec<Option<Delayed>>,
+    free_delayed: Vec<u32>,
+    next_delay_order: u64,
+    /// Child completions taken from the engine, not yet handed to the layer.
+    arrived: VecDeque<DeviceCompletion>,
+    /// Parents whose outstanding count reached zero: checked at the next poll.
+    maybe_done: Vec<ParentId>,
+    /// Parents completed, in completion order, for `drain`.
+    finished: VecDeque<Completion>,
+    counters: Vec<MemberCounters>,
+}
+
+/// Index of delayed work in `delayed_work` (the heap holds only plain data).
+type DelayedKey = u32;
+
+/// Why a layer could not accept a request or issue a child.
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+pub enum MembersError {
+    #[error("the layer already holds {limit} requests")]
+    ParentsFull { limit: u32 },
+    #[error("the layer already has {limit} member requests outstanding or waiting")]
+    ChildrenFull { limit: u32 },
+    #[error("{member} does not exist (the layer has {members})")]
+    NoSuchMember { member: MemberIndex, members: u32 },
+    #[error("{member} refused a request: {error}")]
+    Refused {
+        member: MemberIndex,
+        error: DeviceError,
+    },
+}
+
+impl MembersError {
+    /// The device error a layer returns from its own `submit`.
+    pub fn into_device_error(self, parent_limit: u32) -> DeviceError {
+        match self {
+            MembersError::Refused { error, .. } => error,
+            _ => DeviceError::QueueFull {
+                depth: parent_limit as usize,
+            },
+        }
+    }
+}
+
+impl<D: BlockDevice, T: Copy, P: Default> Members<D, T, P> {
+    pub fn new(members: Vec<D>, limits: MemberLimits) -> Members<D, T, P> {
+        let count = members.len();
+        let mut engine = Engine::new(EngineOptions {
+            max_outstanding_per_device: limits.children,
+        });
+        for member in members {
+            engine.add_device(member);
+        }
+        Members {
+            engine,
+            limits,
+            parents: Vec::new(),
+            free_parents: Vec::new(),
+            children: Vec::new(),
+            free_children: Vec::new(),
+            waiting: (0..count).map(|_| VecDeque::new()).collect(),
+            delayed: BinaryHeap::new(),
+            delayed_work: Vec::new(),
+            free_delayed: Vec::new(),
+            next_delay_order: 0,
+            arrived: VecDeque::new(),
+            maybe_done: Vec::new(),
+            finished: VecDeque::new(),
+            counters: vec![MemberCounters::default(); count],
+        }
+    }
+
+    pub fn count(&self) -> u32 {
+        self.engine.device_count() as u32
+    }
+
+    pub fn member(&self, member: MemberIndex) -> Option<&D> {
+        self.engine.device(DeviceId(member.0))
+    }
+
+    pub fn members(&self) -> &[D] {
+        self.engine.devices()
+    }
+
+    /// Requests and sectors sent to each member so far.
+    pub fn counters(&self) -> &[MemberCounters] {
+        &self.counters
+    }
+
+    /// The smallest member capacity.
+    pub fn smallest_capacity(&self) -> Sectors {
+        self.members()
+            .iter()
+            .map(|m| m.capacity())
+            .min()
+            .unwrap_or(Sectors(0))
+    }
+
+    pub fn limits(&self) -> MemberLimits {
+        self.limits
+    }
+
+    /// Children outstanding or waiting at `member`.
+    pub fn outstanding_at(&self, member: MemberIndex) -> u32 {
+        self.engine.outstanding(DeviceId(member.0)) + self.waiting[member.index()].len() as u32
+    }
+
+    /// The per-parent state the layer keeps.
+    pub fn state(&self, parent: ParentId) -> &P {
+        &self.parents[parent.0 as usize].state
+    }
+    pub fn state_mut(&mut self, parent: ParentId) -> &mut P {
+        &mut self.parents[parent.0 as usize].state
+    }
+    pub fn request(&self, parent: ParentId) -> BlockRequest {
+        self.parents[parent.0 as usize].request
+    }
+
+    /// Bring the members' clock to `now` (a layer does this before acting on a
+    /// request that arrived at `now`). Completions due by then wait in order for
+    /// the next `poll`.
+    pub fn catch_up(&mut self, now: Nanoseconds) {
+        if now <= self.engine.now() {
+            return;
+        }
+        let mut due = Vec::new();
+        self.engine.run_until(now, &mut due);
+        self.arrived.extend(due);
+    }
+
+    /// Accept `request` as a parent (its arrival is now).
+    pub fn open(&mut self, request: BlockRequest) -> Result<ParentId, MembersError> {
+        self.catch_up(request.arrival);
+        let parent = Parent {
+            request,
+            outstanding: 0,
+            status: Status::Ok,
+            last_done: request.arrival,
+            open: true,
+            held: false,
+            state: P::default(),
+        };
+        let slot = match self.free_parents.pop() {
+            Some(slot) => {
+                self.parents[slot as usize] = parent;
+                slot
+            }
+            None if (self.parents.len() as u32) < self.limits.parents => {
+                self.parents.push(parent);
+                self.parents.len() as u32 - 1
+            }
+            None => {
+                return Err(MembersError::ParentsFull {
+                    limit: self.limits.parents,
+                })
+            }
+        };
+        Ok(ParentId(slot))
+    }
+
+    /// Whether `parents_wanted` more parents fit.
+    pub fn has_room(&self) -> bool {
+        !self.free_parents.is_empty() || (self.parents.len() as u32) < self.limits.parents
+    }
+
+    fn new_child(&mut self, child: Child<T>) -> Result<u32, MembersError> {
+        if child.member.0 >= self.count() {
+            return Err(MembersError::NoSuchMember {
+                member: child.member,
+                members: self.count(),
+            });
+        }
+        let slot = match self.free_children.pop() {
+            Some(slot) => slot,
+            None if (self.children.len() as u32) < self.limits.children => {
+                self.children.push(None);
+                self.children.len() as u32 - 1
+            }
+            None => {
+                return Err(MembersError::ChildrenFull {
+                    limit: self.limits.children,
+                })
+            }
+        };
+        self.children[slot as usize] = Some(child);
+        self.parents[child.parent.0 as usize].outstanding += 1;
+        Ok(slot)
+    }
+
+    /// Issue a child of `parent` to `member` now.
+    pub fn issue(
+        &mut self,
+        parent: ParentId,
+        member: MemberIndex,
+        issue: Issue,
+        tag: T,
+    ) -> Result<(), MembersError> {
+        let slot = self.new_child(Child {
+            parent,
+            member,
+            tag,
+        })?;
+        self.send(slot, issue)
+    }
+
+    /// Issue a child of `parent` to `member` at `at` (not before now): after a
+    /// host-side cost, or when a plug timer lets it go.
+    pub fn issue_at(
+        &mut self,
+        at: Nanoseconds,
+        parent: ParentId,
+        member: MemberIndex,
+        issue: Issue,
+        tag: T,
+    ) -> Result<(), MembersError> {
+        if at <= self.engine.now() {
+            return self.issue(parent, member, issue, tag);
+        }
+        let slot = self.new_child(Child {
+            parent,
+            member,
+            tag,
+        })?;
+        self.delay(at, Delayed::Issue { slot, issue });
+        Ok(())
+    }
+
+    /// Complete `parent` at `at` (not before now) with its status so far, whatever
+    /// children it has (a buffer hit, a request the layer answers itself).
+    pub fn complete_at(&mut self, at: Nanoseconds, parent: ParentId) {
+        self.parents[parent.0 as usize].held = true;
+        self.delay(at.max(self.engine.now()), Delayed::Complete { parent });
+    }
+
+    /// Set the parent's status (a layer that recovered from a child's failure sets
+    /// `Ok`; one that knows better sets the failure).
+    pub fn set_status(&mut self, parent: ParentId, status: Status) {
+        self.parents[parent.0 as usize].status = status;
+    }
+
+    /// The layer's own wake-up: `poll` returns `MemberEvent::Wake` at `at`.
+    pub fn wake_at(&mut self, at: Nanoseconds, token: u64) {
+        self.delay(at.max(self.engine.now()), Delayed::Wake { token });
+    }
+
+    /// Keep `parent` open with no children outstanding (its children wait for a
+    /// plug timer, a stripe lock, ...): it completes only after `release` or
+    /// `complete_at`.
+    pub fn hold(&mut self, parent: ParentId) {
+        self.parents[parent.0 as usize].held = true;
+    }
+
+    /// Undo `hold`: the parent completes when its children are done.
+    pub fn release(&mut self, parent: ParentId) {
+        self.parents[parent.0 as usize].held = false;
+        self.settle(parent);
+    }
+
+    /// Complete `parent` now if it has no children outstanding (a layer calls
+    /// this after issuing a request's children, in case there were none).
+    pub fn settle(&mut self, parent: ParentId) {
+        if self.parents[parent.0 as usize].outstanding == 0 {
+            self.maybe_done.push(parent);
+        }
+    }
+
+    fn delay(&mut self, at: Nanoseconds, work: Delayed) {
+        let key = match self.free_delayed.pop() {
+            Some(key) => {
+                self.delayed_work[key as usize] = Some(work);
+                key
+            }
+            None => {
+                self.delayed_work.push(Some(work));
+                self.delayed_work.len() as u32 - 1
+            }
+        };
+        self.next_delay_order += 1;
+        self.delayed.push(Reverse((at, self.next_delay_order, key)));
+        let bound = (self.limits.parents + self.limits.children) as usize + 1024;
+        assert!(self.delayed.len() <= bound, "delayed work bound");
+    }
+
+    /// Send child `slot` to its member now, or queue it behind the member's FIFO.
+    fn send(&mut self, slot: u32, issue: Issue) -> Result<(), MembersError> {
+        let child = self.children[slot as usize].expect("child slot in use");
+        let request = BlockRequest {
+            id: RequestId(u64::from(slot)),
+            operation: issue.operation,
+            lbn: issue.lbn,
+            sectors: issue.sectors,
+            arrival: self.engine.now(),
+            force_unit_access: issue.force_unit_access,
+        };
+        let member = child.member;
+        let counters = &mut self.counters[member.index()];
+        counters.requests += 1;
+        counters.sectors += issue.sectors.0;
+        if !self.waiting[member.index()].is_empty() {
+            self.waiting[member.index()].push_back(request);
+            return Ok(());
+        }
+        self.submit_to_member(member, request)
+    }
+
+    fn submit_to_member(
+        &mut self,
+        member: MemberIndex,
+        request: BlockRequest,
+    ) -> Result<(), MembersError> {
+        match self.engine.submit(DeviceId(member.0), request) {
+            Ok(()) => Ok(()),
+            Err(EngineError::Device {
+                error: DeviceError::QueueFull { .. },
+                ..
+            })
+            | Err(EngineError::TooManyOutstanding { .. }) => {
+                self.waiting[member.index()].push_front(request);
+                Ok(())
+            }
+            Err(EngineError::Device { error, .. }) => {
+                // The layer computed a member request the member refuses (a bug in
+                // its map): the parent fails rather than waiting forever.
+                debug_assert!(false, "{member} refused {request:?}: {error}");
+                if let Some(child) = self.release_child(request.id) {
+                    self.parents[child.parent.0 as usize].status = Status::DeviceFailed;
+                }
+                Err(MembersError::Refused { member, error })
+            }
+            Err(other) => panic!("member engine: {other}"),
+        }
+    }
+
+    /// Send on what waits behind `member`'s full queue, oldest first.
+    fn drain_waiting(&mut self, member: MemberIndex) {
+        while let Some(mut request) = self.waiting[member.index()].pop_front() {
+            request.arrival = self.engine.now();
+            let before = self.waiting[member.index()].len();
+            // A refusal has failed the child's parent already.
+            let _ = self.submit_to_member(member, request);
+            if self.waiting[member.index()].len() > before {
+                return;
+            }
+        }
+    }
+
+    fn release_child(&mut self, id: RequestId) -> Option<Child<T>> {
+        let child = self.children.get_mut(id.0 as usize)?.take()?;
+        self.free_children.push(id.0 as u32);
+        let parent = &mut self.parents[child.parent.0 as usize];
+        parent.outstanding -= 1;
+        if parent.outstanding == 0 {
+            self.maybe_done.push(child.parent);
+        }
+        Some(child)
+    }
+
+    /// Finish parents whose children are all done and that the layer did not
+    /// follow up.
+    fn finish_settled(&mut self) {
+        while let Some(parent) = self.maybe_done.pop() {
+            let slot = &self.parents[parent.0 as usize];
+            if slot.open && slot.outstanding == 0 && !slot.held {
+                let done = slot.last_done.max(slot.request.arrival);
+                self.finish(parent, done);
+            }
+        }
+    }
+
+    fn finish(&mut self, parent: ParentId, done: Nanoseconds) {
+        let slot = &mut self.parents[parent.0 as usize];
+        assert!(slot.open, "parent {parent:?} completed twice");
+        slot.open = false;
+        slot.held = false;
+        let completion = Completion::new(slot.request, done, slot.status);
+        // A parent completed explicitly may still have children in flight (a
+        // layer that does not wait for them); it is freed when they are done.
+        if slot.is_free() {
+            self.free_parents.push(parent.0);
+        }
+        self.finished.push_back(completion);
+    }
+
+    /// The next thing that happened at or before `now`, in time order, or `None`.
+    pub fn poll(&mut self, now: Nanoseconds) -> Option<MemberEvent<T>> {
+        loop {
+            self.finish_settled();
+            if let Some(done) = self.arrived.pop_front() {
+                return Some(self.child_done(done));
+            }
+            let engine_next = self.engine.next_event_time().filter(|&t| t <= now);
+            let delayed_next = self
+                .delayed
+                .peek()
+                .map(|Reverse((t, _, _))| *t)
+                .filter(|&t| t <= now);
+            // Member events first at equal times, then delayed work in order.
+            let engine_first = match (engine_next, delayed_next) {
+                (Some(e), Some(d)) => e <= d,
+                (e, _) => e.is_some(),
+            };
+            match (engine_next, delayed_next) {
+                (Some(e), _) if engine_first => {
+                    let mut due = Vec::new();
+                    self.engine.step(e, &mut due);
+                    self.arrived.extend(due);
+                }
+                (_, Some(d)) => {
+                    self.catch_up(d);
+                    let Reverse((at, _, key)) = self.delayed.pop().expect("peeked");
+                    let work = self.delayed_work[key as usize]
+                        .take()
+                        .expect("delayed work");
+                    self.free_delayed.push(key);
+                    if let Some(event) = self.run_delayed(at, work) {
+                        return Some(event);
+                    }
+                }
+                _ => {
+                    self.catch_up(now);
+                    if self.arrived.is_empty() {
+                        self.finish_settled();
+                        return None;
+                    }
+                }
+            }
+        }
+    }
+
+    fn run_delayed(&mut self, at: Nanoseconds, work: Delayed) -> Option<MemberEvent<T>> {
+        match work {
+            Delayed::Issue { slot, issue } => {
+                // A refusal has failed the child's parent already.
+                let _ = self.send(slot, issue);
+                None
+            }
+            Delayed::Complete { parent } => {
+                if self.parents[parent.0 as usize].open {
+                    self.finish(parent, at);
+                }
+                None
+            }
+            Delayed::Wake { token } => Some(MemberEvent::Wake { token, at }),
+        }
+    }
+
+    fn child_done(&mut self, done: DeviceCompletion) -> MemberEvent<T> {
+        let member = MemberIndex(done.device.0);
+        let completion = done.completion;
+        let child = self
+            .release_child(completion.request.id)
+            .expect("a member completed a child it was not given");
+        let parent = &mut self.parents[child.parent.0 as usize];
+        parent.last_done = parent.last_done.max(completion.done);
+        if parent.status.is_ok() && !completion.status.is_ok() {
+            parent.status = completion.status;
+        }
+        let parent_outstanding = parent.outstanding;
+        if parent.is_free() {
+            self.free_parents.push(child.parent.0);
+        }
+        self.drain_waiting(member);
+        MemberEvent::Child {
+            parent: child.parent,
+            member,
+            tag: child.tag,
+            completion,
+            parent_outstanding,
+        }
+    }
+
+    /// Move the parents finished so far into `completed`.
+    pub fn drain(&mut self, completed: &mut Vec<Completion>) {
+        self.finish_settled();
+        completed.extend(self.finished.drain(..));
+    }
+
+    /// When something next happens below the layer.
+    pub fn next_event_time(&self) -> Option<Nanoseconds> {
+        let times = [
+            self.finished.front().map(|c| c.done),
+            self.arrived.front().map(|c| c.completion.done),
+            (!self.maybe_done.is_empty()).then_some(self.engine.now()),
+            self.engine.next_event_time(),
+            self.delayed.peek().map(|Reverse((t, _, _))| *t),
+        ];
+        times.into_iter().flatten().min()
+    }
+
+    /// Send a control command to `member` (and on down `path`) at `now`.
+    pub fn control(
+        &mut self,
+        now: Nanoseconds,
+        member: MemberIndex,
+        path: &[MemberIndex],
+        command: Control,
+    ) -> Result<(), crate::device::ControlError> {
+        if member.0 >= self.count() {
+            return Err(crate::device::ControlError::NoSuchMember {
+                device: "this volume",
+                member,
+                members: self.count(),
+            });
+        }
+        self.catch_up(now);
+        match self.engine.control(DeviceId(member.0), path, command) {
+            Ok(()) => Ok(()),
+            Err(EngineError::Control { error, .. }) => Err(error),
+            Err(other) => panic!("member engine: {other}"),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests;
