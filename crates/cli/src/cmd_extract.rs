@@ -6,10 +6,10 @@
 use anyhow::{bail, Context};
 use spinstack_extract::experiments::{write_boundary_test, write_zero_latency_test};
 use spinstack_extract::export::{bad_blocks_list, summarize, summary_markdown};
-use spinstack_extract::map::TrackMap;
 use spinstack_extract::run::{extract_device, extract_simulated, Method, RunOptions};
 use spinstack_extract::sim_probe::Jitter;
 use spinstack_extract::timing::TimingOptions;
+use spinstack_trackmap::TrackMap;
 use std::path::{Path, PathBuf};
 
 /// Arguments of `spinstack extract`.

@@ -4,31 +4,24 @@
 //! (zones, histogram of track sizes, serpentine numbering, blocks excluded per
 //! file-system block size).
 
-use crate::map::{MappedTrack, TrackMap};
 use serde::Serialize;
-use spinstack_sim::units::SECTOR_BYTES;
+use spinstack_sim::units::{Sectors, SECTOR_BYTES};
+use spinstack_trackmap::{Track, TrackMap};
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
-/// File-system blocks (of `block_bytes`) that straddle a track boundary, in order.
+/// File-system blocks (of `block_bytes`) that straddle a track boundary, in order
+/// ([`TrackMap::boundary_crossing_blocks`], for a block size given in bytes).
 /// `block_bytes` must be a positive multiple of 512.
 pub fn straddling_blocks(map: &TrackMap, block_bytes: u64) -> Result<Vec<u64>, String> {
-    if block_bytes == 0 || !block_bytes.is_multiple_of(SECTOR_BYTES) {
-        return Err(format!(
+    match Sectors::from_bytes(block_bytes) {
+        Some(block_size) if block_size.0 > 0 => {
+            Ok(map.boundary_crossing_blocks(block_size).collect())
+        }
+        _ => Err(format!(
             "block size {block_bytes} is not a positive multiple of 512 bytes"
-        ));
+        )),
     }
-    let sectors_per_block = block_bytes / SECTOR_BYTES;
-    let mut out: Vec<u64> = map
-        .tracks
-        .iter()
-        .skip(1)
-        .map(|t| t.first.0)
-        .filter(|boundary| boundary % sectors_per_block != 0)
-        .map(|boundary| boundary / sectors_per_block)
-        .collect();
-    out.dedup();
-    Ok(out)
 }
 
 /// The bad-blocks file `mke2fs -l FILE` reads: one block number per line.
@@ -81,8 +74,8 @@ const ESTABLISHED_RUN: usize = 8;
 /// Summarise a map; excluded blocks are counted for 1, 2, 4 and 8 KiB blocks.
 pub fn summarize(map: &TrackMap) -> Summary {
     let mut track_sizes = BTreeMap::new();
-    for t in &map.tracks {
-        *track_sizes.entry(t.sectors.0).or_insert(0) += 1;
+    for size in map.track_sizes() {
+        *track_sizes.entry(size.0).or_insert(0) += 1;
     }
     let excluded = [1024u64, 2048, 4096, 8192]
         .iter()
@@ -92,19 +85,19 @@ pub fn summarize(map: &TrackMap) -> Summary {
             Excluded {
                 block_bytes,
                 blocks,
-                fraction: lost as f64 / map.capacity.0.max(1) as f64,
+                fraction: lost as f64 / map.capacity().0.max(1) as f64,
             }
         })
         .collect();
     Summary {
-        drive: map.drive.clone(),
-        method: map.method.clone(),
-        tracks: map.tracks.len(),
-        capacity_sectors: map.capacity.0,
-        zones: zones(&map.tracks),
+        drive: map.drive().to_string(),
+        method: map.method().to_string(),
+        tracks: map.track_count(),
+        capacity_sectors: map.capacity().0,
+        zones: zones(map.tracks()),
         track_sizes,
-        serpentine: serpentine(&map.tracks),
-        uncertain_tracks: map.uncertain_tracks(),
+        serpentine: serpentine(map.tracks()),
+        uncertain_tracks: map.uncertain_track_count(),
         excluded,
     }
 }
@@ -112,7 +105,7 @@ pub fn summarize(map: &TrackMap) -> Summary {
 /// Zones from runs of equal track sizes: short runs (slips, spare-holding tracks)
 /// stay in the zone around them; an established size already seen two runs back
 /// (per-surface sizes alternating) joins the zone instead of opening a new one.
-fn zones(tracks: &[MappedTrack]) -> Vec<Zone> {
+fn zones(tracks: &[Track]) -> Vec<Zone> {
     let mut zones: Vec<Zone> = Vec::new();
     let mut recent: Vec<u64> = Vec::new();
     let mut index = 0;
@@ -155,13 +148,13 @@ fn zones(tracks: &[MappedTrack]) -> Vec<Zone> {
 
 /// Serpentine numbering: consecutive tracks mostly stay on one surface and step a
 /// cylinder, instead of stepping surfaces within a cylinder.
-fn serpentine(tracks: &[MappedTrack]) -> Option<bool> {
+fn serpentine(tracks: &[Track]) -> Option<bool> {
     let (mut same_surface, mut same_cylinder) = (0usize, 0usize);
     for pair in tracks.windows(2) {
         let (a, b) = (pair[0].location?, pair[1].location?);
-        if a.1 == b.1 && a.0 != b.0 {
+        if a.surface == b.surface && a.cylinder != b.cylinder {
             same_surface += 1;
-        } else if a.0 == b.0 {
+        } else if a.cylinder == b.cylinder {
             same_cylinder += 1;
         }
     }

@@ -15,15 +15,17 @@
 //!   walk/jump algorithm and a zone-aware galloping one in the spirit of DIXtrac.
 //! * [`timing`]: extraction from read times alone (traxtents §4.1.1), robust to
 //!   jitter, with a stated confidence and a list of uncertain tracks.
-//! * [`map`]: the track-map text format, its reader (errors name file and line)
-//!   and the comparison with the truth; [`truth`] builds the true map of a model.
+//! * [`compare`]: an extracted map against the truth. The map type, its text
+//!   format and its queries are `spinstack-trackmap`'s; the true map of a model
+//!   is its layout's (`spinstack_disk::layout::Layout::track_map`).
 //! * [`export`]: the mke2fs bad-blocks list and the summary.
 //! * [`experiments`]: `boundary-test` and `zero-latency-test`.
 //! * [`run`]: one extraction of a catalog drive checked against its layout, or of
 //!   a real device — what `spinstack extract` prints.
 //!
-//! **Invariants.** An extracted map tiles `[0, capacity)` in LBN order (the reader
-//! enforces it). A track's range is its *home* range, as the layout's boundary
+//! **Invariants.** An extracted map tiles `[0, capacity)` in LBN order (a
+//! `TrackMap` cannot be built otherwise; an extraction that would not tile fails
+//! instead). A track's range is its *home* range, as the layout's boundary
 //! query defines it: a remapped LBN belongs to its defective home track and is
 //! listed separately with where it lives. Nothing here writes to a device: the
 //! real probe opens read-only and refuses to change mode pages. Every simulated
@@ -37,14 +39,13 @@
 //! spends answering translations is not simulated (only counted).
 
 pub mod backing;
+pub mod compare;
 pub mod device;
 pub mod experiments;
 pub mod export;
-pub mod map;
 pub mod probe;
 pub mod rng;
 pub mod run;
 pub mod scsi;
 pub mod sim_probe;
 pub mod timing;
-pub mod truth;

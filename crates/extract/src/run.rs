@@ -2,15 +2,15 @@
 //! what `spinstack extract --disk` prints.
 
 use crate::backing;
-use crate::map::{compare, Comparison, TrackMap};
+use crate::compare::{compare, Comparison};
 use crate::probe::{CacheSetting, Probe, ProbeError};
 use crate::scsi::{self, Fallback, ScsiAlgorithm};
 use crate::sim_probe::{Jitter, SimulatedProbe};
 use crate::timing::{self, TimingOptions};
-use crate::truth::true_map;
 use serde::Serialize;
 use spinstack_disk::DriveSpec;
 use spinstack_sim::units::Lbn;
+use spinstack_trackmap::TrackMap;
 use std::time::Instant;
 
 /// Which extraction algorithm to run.
@@ -77,7 +77,7 @@ pub fn extract_simulated(
 ) -> Result<(RunReport, TrackMap), ProbeError> {
     let wall = Instant::now();
     let mut probe = SimulatedProbe::with_drive(spec)?;
-    let truth = true_map(probe.layout(), &spec.name);
+    let truth = probe.layout().track_map(&spec.name);
     let mut report = RunReport {
         drive: spec.name.clone(),
         method: String::new(),
@@ -119,10 +119,10 @@ pub fn extract_simulated(
     };
     report.comparison = compare(&map, &truth);
     report.exact = report.comparison.exact;
-    report.method = map.method.clone();
-    report.tracks = map.tracks.len();
-    report.remapped_lbns = map.remapped.len();
-    report.uncertain_tracks = map.uncertain_tracks();
+    report.method = map.method().to_string();
+    report.tracks = map.track_count();
+    report.remapped_lbns = map.remapped().len();
+    report.uncertain_tracks = map.uncertain_track_count();
     report.wall_seconds = wall.elapsed().as_secs_f64();
     Ok((report, map))
 }
@@ -265,10 +265,10 @@ fn probe_device(
             &mut probe,
             ScsiAlgorithm::WalkJump(Fallback::RecentSizesThenBisect),
         )?;
-        report.method = found.map.method.clone();
+        report.method = found.map.method().to_string();
         report.track_structure_found = true;
-        report.tracks = Some(found.map.tracks.len());
-        report.message = format!("{} tracks by address translation", found.map.tracks.len());
+        report.tracks = Some(found.map.track_count());
+        report.message = format!("{} tracks by address translation", found.map.track_count());
         report.wall_seconds = wall.elapsed().as_secs_f64();
         return Ok((report, Some(found.map)));
     }
@@ -296,11 +296,11 @@ with its read cache off; it is solid-state, virtual (virtio, loop, a file) or ca
     }
     let found = timing::extract(&mut probe, timing_options)?;
     report.track_structure_found = true;
-    report.tracks = Some(found.map.tracks.len());
+    report.tracks = Some(found.map.track_count());
     report.message = format!(
         "{} tracks by timing ({} uncertain)",
-        found.map.tracks.len(),
-        found.map.uncertain_tracks()
+        found.map.track_count(),
+        found.map.uncertain_track_count()
     );
     report.wall_seconds = wall.elapsed().as_secs_f64();
     Ok((report, Some(found.map)))

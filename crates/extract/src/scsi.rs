@@ -26,11 +26,11 @@
 //! step 5) to learn which LBNs are remapped away from their home track, so that a
 //! remapped LBN is judged by its home track and recorded in the map.
 
-use crate::map::{MappedTrack, RemappedLbn, TrackMap};
 use crate::probe::{Probe, ProbeError, Translator};
 use serde::Serialize;
 use spinstack_disk::layout::{Pbn, SectorContent};
 use spinstack_sim::units::{Lbn, Sectors};
+use spinstack_trackmap::{RemappedLbn, Track, TrackLocation, TrackMap};
 use std::collections::{BTreeMap, HashSet, VecDeque};
 
 /// What the walk/jump algorithm does when the jump check fails.
@@ -70,7 +70,7 @@ pub struct ScsiExtraction {
 
 impl ScsiExtraction {
     pub fn translations_per_track(&self) -> f64 {
-        self.translations as f64 / self.map.tracks.len().max(1) as f64
+        self.translations as f64 / self.map.track_count().max(1) as f64
     }
 }
 
@@ -100,23 +100,40 @@ pub fn extract<P: Probe + ?Sized>(
         .iter()
         .map(|(&lbn, r)| RemappedLbn {
             lbn: Lbn(lbn),
-            stored_at: r.stored_at,
+            stored_at: r.stored_at.into(),
         })
         .collect();
+    // The engine walks from 0 to the capacity track after track, so its tracks
+    // tile unless the drive's answers contradict each other.
+    let map = TrackMap::new(
+        drive.clone(),
+        algorithm.method_name(),
+        capacity,
+        engine.tracks,
+        remapped,
+    )
+    .map_err(|tiling| ProbeError::Failed {
+        probe: drive,
+        command: "assembling the track map",
+        detail: tiling.to_string(),
+    })?;
     Ok(ScsiExtraction {
-        map: TrackMap {
-            drive,
-            method: algorithm.method_name().to_string(),
-            capacity,
-            tracks: engine.tracks,
-            remapped,
-        },
+        map,
         translations,
         galloped_tracks: engine.galloped,
     })
 }
 
+/// (cylinder, surface) as the engine computes with it.
 type Location = (u32, u32);
+
+fn track_location((cylinder, surface): Location) -> TrackLocation {
+    TrackLocation { cylinder, surface }
+}
+
+fn engine_location(location: TrackLocation) -> Location {
+    (location.cylinder, location.surface)
+}
 
 #[derive(Clone, Copy, Debug)]
 struct Remap {
@@ -141,7 +158,7 @@ struct Engine<'a, P: Probe + ?Sized> {
     algorithm: ScsiAlgorithm,
     remapped: BTreeMap<u64, Remap>,
     defective_cylinders: HashSet<u32>,
-    tracks: Vec<MappedTrack>,
+    tracks: Vec<Track>,
     recent_sizes: VecDeque<u64>,
     moves: VecDeque<(i64, i64)>,
     period: Option<usize>,
@@ -258,17 +275,22 @@ impl<'a, P: Probe + ?Sized> Engine<'a, P> {
 
     fn accept(&mut self, start: u64, end: u64, location: Location) {
         let size = end - start;
-        if let Some(last) = self.tracks.last().and_then(|t| t.location) {
+        if let Some(last) = self
+            .tracks
+            .last()
+            .and_then(|t| t.location)
+            .map(engine_location)
+        {
             let step = (
                 i64::from(location.0) - i64::from(last.0),
                 i64::from(location.1) - i64::from(last.1),
             );
             self.record_move(step);
         }
-        self.tracks.push(MappedTrack {
+        self.tracks.push(Track {
             first: Lbn(start),
             sectors: Sectors(size),
-            location: Some(location),
+            location: Some(track_location(location)),
             uncertain: false,
         });
         if self.recent_sizes.front() != Some(&size) {
@@ -360,7 +382,7 @@ impl<'a, P: Probe + ?Sized> Engine<'a, P> {
     /// The next `count` track locations after the last accepted one, by the period.
     fn predict(&self, count: u64) -> Option<Vec<Location>> {
         let p = self.period?;
-        let mut location = self.tracks.last()?.location?;
+        let mut location = engine_location(self.tracks.last()?.location?);
         let n = self.moves.len();
         let mut out = Vec::with_capacity(count as usize);
         for i in 0..count as usize {

@@ -107,10 +107,10 @@
 //! acceptances in 40,000 fresh slow-link layouts and 100,000 fresh fast-link
 //! layouts; before the tile reads the slow link gave about one in 3,000.
 
-use crate::map::{MappedTrack, TrackMap};
 use crate::probe::{Probe, ProbeError};
 use serde::Serialize;
 use spinstack_sim::units::{Lbn, Nanoseconds, Sectors};
+use spinstack_trackmap::{Track, TrackMap};
 use std::collections::VecDeque;
 
 /// Knobs of the timing extractor.
@@ -786,7 +786,7 @@ struct Cursor {
     start: u64,
     /// Where it stops: the first boundary found by the next region's cursor.
     stop: Option<u64>,
-    tracks: Vec<MappedTrack>,
+    tracks: Vec<Track>,
     recent_sizes: VecDeque<u64>,
     /// One slot's passage where the cursor works, as last measured (0 unknown).
     slot_ns: f64,
@@ -829,16 +829,24 @@ pub fn extract<P: Probe + ?Sized>(
             }
         }
     }
-    let tracks: Vec<MappedTrack> = cursors.into_iter().flat_map(|c| c.tracks).collect();
+    let tracks: Vec<Track> = cursors.into_iter().flat_map(|c| c.tracks).collect();
+    // Each cursor stops where the next one's first track starts, so the tracks
+    // tile unless the drive's timing contradicts itself.
+    let map = TrackMap::new(
+        drive.clone(),
+        "timing",
+        Sectors(capacity),
+        tracks,
+        Vec::new(),
+    )
+    .map_err(|tiling| ProbeError::Failed {
+        probe: drive,
+        command: "assembling the track map",
+        detail: tiling.to_string(),
+    })?;
     let c = tester.calibration;
     Ok(TimingExtraction {
-        map: TrackMap {
-            drive,
-            method: "timing".to_string(),
-            capacity: Sectors(capacity),
-            tracks,
-            remapped: Vec::new(),
-        },
+        map,
         boundary_tests: tester.tests,
         interior_tests: tester.interior_tests,
         revolution: Nanoseconds(c.revolution_ns as u64),
@@ -899,7 +907,7 @@ fn step<P: Probe + ?Sized>(
     let (end, certain) = guard_extra_turns(tester, cursor, start, decided)?;
     cursor.slot_ns = tester.last_slope_ns.unwrap_or(cursor.slot_ns);
     let size = end - start;
-    cursor.tracks.push(MappedTrack {
+    cursor.tracks.push(Track {
         first: Lbn(start),
         sectors: Sectors(size),
         location: None,

@@ -98,7 +98,7 @@ fn timing_phase_costs_account_for_every_read() {
         ("tiles", c.tiles),
         ("first boundary", c.first_boundary),
     ];
-    let tracks = found.map.tracks.len() as f64;
+    let tracks = found.map.track_count() as f64;
     let mut reads = 0;
     for (name, cost) in phases {
         reads += cost.reads;

@@ -3,8 +3,8 @@
 //! numbering.
 
 use spinstack_extract::export::{bad_blocks_list, straddling_blocks, summarize};
-use spinstack_extract::map::{MappedTrack, TrackMap};
 use spinstack_sim::units::{Lbn, Sectors};
+use spinstack_trackmap::{Track, TrackLocation, TrackMap};
 
 fn map_of(sizes: &[u64], locations: Option<&[(u32, u32)]>) -> TrackMap {
     let mut first = 0;
@@ -12,25 +12,24 @@ fn map_of(sizes: &[u64], locations: Option<&[(u32, u32)]>) -> TrackMap {
         .iter()
         .enumerate()
         .map(|(i, &s)| {
-            let t = MappedTrack {
+            let t = Track {
                 first: Lbn(first),
                 sectors: Sectors(s),
-                location: locations.map(|l| l[i]),
+                location: locations.map(|l| TrackLocation {
+                    cylinder: l[i].0,
+                    surface: l[i].1,
+                }),
                 uncertain: false,
             };
             first += s;
             t
         })
         .collect();
-    TrackMap {
-        drive: "d".into(),
-        method: "m".into(),
-        capacity: Sectors(first),
-        tracks,
-        remapped: vec![],
-    }
+    TrackMap::new("d", "m", Sectors(first), tracks, vec![]).expect("back-to-back tracks tile")
 }
 
+/// The bad-blocks list (block size in bytes) lists exactly the blocks a track
+/// boundary lies strictly inside, and refuses sizes that are not whole sectors.
 #[test]
 fn bad_blocks_are_exactly_the_straddling_blocks() {
     // Boundaries at 10, 16, 30 with 8-sector (4 KiB) blocks: block 1 = [8,16)
@@ -42,15 +41,18 @@ fn bad_blocks_are_exactly_the_straddling_blocks() {
     for block in [512u64, 1024, 2048, 4096, 8192] {
         let k = block / 512;
         let listed = straddling_blocks(&map, block).unwrap();
-        let boundaries: Vec<u64> = map.tracks.iter().skip(1).map(|t| t.first.0).collect();
-        let expected: Vec<u64> = (0..map.capacity.0.div_ceil(k))
+        let boundaries: Vec<u64> = map.tracks().iter().skip(1).map(|t| t.first.0).collect();
+        let expected: Vec<u64> = (0..map.capacity().0.div_ceil(k))
             .filter(|b| boundaries.iter().any(|&x| x > b * k && x < (b + 1) * k))
             .collect();
         assert_eq!(listed, expected, "block size {block}");
     }
     assert!(straddling_blocks(&map, 1000).is_err());
+    assert!(straddling_blocks(&map, 0).is_err());
 }
 
+/// The summary keeps a slipped track inside its zone, opens a zone where the
+/// size changes for good, and tells serpentine from cylinder-major numbering.
 #[test]
 fn summary_finds_zones_sizes_and_serpentine() {
     let mut sizes = vec![20u64; 12];

@@ -9,10 +9,9 @@ mod common;
 
 use proptest::prelude::*;
 use spinstack_disk::spec::LayoutSpec;
-use spinstack_extract::map::compare;
+use spinstack_extract::compare::compare;
 use spinstack_extract::scsi::{extract, Fallback, ScsiAlgorithm};
 use spinstack_extract::sim_probe::SimulatedProbe;
-use spinstack_extract::truth::true_map;
 
 const ALGORITHMS: [ScsiAlgorithm; 3] = [
     ScsiAlgorithm::WalkJump(Fallback::WalkFromBoundary),
@@ -23,7 +22,7 @@ const ALGORITHMS: [ScsiAlgorithm; 3] = [
 fn check_exact(layout: &LayoutSpec, seed: u64) -> Result<(), TestCaseError> {
     for algorithm in ALGORITHMS {
         let mut probe = SimulatedProbe::translate_only("random", layout).expect("valid layout");
-        let truth = true_map(probe.layout(), "random");
+        let truth = probe.layout().track_map("random");
         let found = extract(&mut probe, algorithm).expect("extraction runs");
         let verdict = compare(&found.map, &truth);
         prop_assert!(

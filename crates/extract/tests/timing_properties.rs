@@ -16,11 +16,10 @@ use spinstack_disk::spec::{
     LayoutSpec, SerpentineLayoutSpec, SerpentineZoneSpec, SparingScheme, SurfaceOrder, ZoneSpec,
     ZonedLayoutSpec,
 };
-use spinstack_extract::map::compare;
+use spinstack_extract::compare::compare;
 use spinstack_extract::rng::Rng;
 use spinstack_extract::sim_probe::{Jitter, SimulatedProbe};
 use spinstack_extract::timing::{extract, TimingOptions};
-use spinstack_extract::truth::true_map;
 use std::collections::HashSet;
 
 /// Sectors that pass in `ms` at 10,000 RPM on a track of `spt`, plus a margin.
@@ -191,24 +190,24 @@ fn check(layout: &LayoutSpec, seed: u64, link: Link) -> Option<Outcome> {
     }
     .ok()?;
     probe.set_jitter(Some(Jitter::typical(seed)));
-    let truth = true_map(probe.layout(), "random");
+    let truth = probe.layout().track_map("random");
     let options = TimingOptions {
         regions: 3,
         ..TimingOptions::default()
     };
     let found = extract(&mut probe, &options).expect("extraction runs");
     let true_tracks: HashSet<(u64, u64)> = truth
-        .tracks
+        .tracks()
         .iter()
         .map(|t| (t.first.0, t.sectors.0))
         .collect();
     let mut outcome = Outcome {
         exact: compare(&found.map, &truth).exact,
-        tracks: found.map.tracks.len(),
-        uncertain: found.map.uncertain_tracks(),
+        tracks: found.map.track_count(),
+        uncertain: found.map.uncertain_track_count(),
         ..Outcome::default()
     };
-    for t in found.map.tracks.iter().filter(|t| !t.uncertain) {
+    for t in found.map.tracks().iter().filter(|t| !t.uncertain) {
         if !true_tracks.contains(&(t.first.0, t.sectors.0)) {
             outcome.false_acceptances += 1;
             outcome.first_false.get_or_insert(format!(

@@ -16,6 +16,7 @@ mod angle;
 mod divide;
 mod serpentine;
 mod sparing;
+mod track_map;
 mod zoned;
 
 use crate::spec::LayoutSpec;

@@ -6,6 +6,7 @@
 use spinstack_disk::layout::{Layout, LayoutError, Pbn, SectorContent};
 use spinstack_disk::spec::{SparingScheme, SurfaceOrder, ZoneSpec, ZonedLayoutSpec};
 use spinstack_sim::units::Lbn;
+use spinstack_trackmap::{RemappedLbn, SectorLocation, TrackLocation};
 
 /// The 11 DiskSim validation drives in ../shared/disksim/params (file stems).
 pub const DISKSIM_DRIVES: [&str; 11] = [
@@ -223,10 +224,13 @@ pub fn check_everything(layout: &Layout, context: &str) {
 }
 
 /// `tracks()` partitions 0..capacity; every LBN of an extent has it as its
-/// `track_of` and, unless remapped, lies on that physical track.
+/// `track_of` and, unless remapped, lies on that physical track. `track_map()`
+/// holds the same tracks and lists exactly the remapped LBNs, where they live.
 fn check_track_map(layout: &Layout, context: &str) {
     let mut next = Lbn(0);
-    for extent in layout.tracks() {
+    let mut remapped = Vec::new();
+    let extents = layout.tracks();
+    for &extent in &extents {
         assert_eq!(
             extent.first, next,
             "gap or overlap at {extent:?}\n{context}"
@@ -234,8 +238,13 @@ fn check_track_map(layout: &Layout, context: &str) {
         assert!(extent.sectors.0 > 0, "{context}");
         for lbn in (extent.first.0..extent.end().0).map(Lbn) {
             assert_eq!(layout.track_of(lbn).unwrap(), extent, "{lbn}\n{context}");
-            if !layout.is_remapped(lbn).unwrap() {
-                let pbn = layout.lbn_to_pbn(lbn).unwrap();
+            let pbn = layout.lbn_to_pbn(lbn).unwrap();
+            if layout.is_remapped(lbn).unwrap() {
+                remapped.push(RemappedLbn {
+                    lbn,
+                    stored_at: SectorLocation::from(pbn),
+                });
+            } else {
                 assert_eq!(
                     (pbn.cylinder, pbn.surface),
                     (extent.cylinder, extent.surface),
@@ -250,6 +259,22 @@ fn check_track_map(layout: &Layout, context: &str) {
         Lbn(layout.capacity().0),
         "track map does not end at capacity\n{context}"
     );
+    let map = layout.track_map("checked");
+    assert_eq!((map.drive(), map.method()), ("checked", "truth"));
+    assert_eq!(map.capacity(), layout.capacity(), "{context}");
+    assert_eq!(map.track_count(), extents.len(), "{context}");
+    for (track, extent) in map.tracks().iter().zip(&extents) {
+        let location = TrackLocation {
+            cylinder: extent.cylinder,
+            surface: extent.surface,
+        };
+        assert_eq!(
+            (track.first, track.sectors, track.location, track.uncertain),
+            (extent.first, extent.sectors, Some(location), false),
+            "{context}"
+        );
+    }
+    assert_eq!(map.remapped(), &remapped[..], "{context}");
 }
 
 /// Scans every physical sector: `Data(l)` must map back to it; sectors past a

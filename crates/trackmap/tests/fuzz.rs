@@ -1,28 +1,42 @@
 //! Fuzzes the track-map reader (proptest): arbitrary bytes, soups of the format's
 //! own words, and single-character mutations of a valid map never panic; every
-//! rejection names the file and a line inside the text; and any map built from
-//! random track sizes round-trips through its text exactly.
+//! rejection names the file and a line inside the text; every accepted map tiles
+//! its capacity; and any map built from random track sizes round-trips through
+//! its text exactly.
 
 use proptest::prelude::*;
-use spinstack_extract::map::{MappedTrack, TrackMap};
 use spinstack_sim::units::{Lbn, Sectors};
+use spinstack_trackmap::{Track, TrackLocation, TrackMap};
 
 const VALID: &str = "# spinstack track map, format 1\ndrive d\nmethod timing\ncapacity 30\n\
 0 10 0 0\n10 10 - -\n20 10 1 0 uncertain\nremapped 3 1 1 4\n";
 
-/// Parses `text`; on error, checks the message names the file and a real line.
+/// Parses `text`; on error, checks the message names the file and a real line;
+/// on success, checks the map tiles (tracks back to back from 0 to the capacity).
 fn parse_checked(text: &str) -> Result<(), TestCaseError> {
-    if let Err(error) = TrackMap::parse(text, "fuzz.map") {
-        let message = error.to_string();
-        prop_assert!(message.contains("fuzz.map"), "{}", message);
-        let lines = text.lines().count().max(1);
-        prop_assert!(
-            error.line <= lines + 1,
-            "line {} of {}: {}",
-            error.line,
-            lines,
-            message
-        );
+    match TrackMap::parse(text, "fuzz.map") {
+        Err(error) => {
+            let message = error.to_string();
+            prop_assert!(message.starts_with("fuzz.map:"), "{}", message);
+            let lines = text.lines().count();
+            // A line of the text (line 0 only when there is none).
+            prop_assert!(
+                error.line <= lines && (error.line >= 1 || lines == 0),
+                "line {} of {}: {}",
+                error.line,
+                lines,
+                message
+            );
+        }
+        Ok(map) => {
+            let mut end = Lbn(0);
+            for track in map.tracks() {
+                prop_assert_eq!(track.first, end);
+                prop_assert!(track.sectors.0 > 0);
+                end = track.end();
+            }
+            prop_assert_eq!(end.0, map.capacity().0);
+        }
     }
     Ok(())
 }
@@ -33,39 +47,40 @@ fn map_from_sizes(sizes: &[u64]) -> TrackMap {
         .iter()
         .enumerate()
         .map(|(index, &size)| {
-            let track = MappedTrack {
+            let track = Track {
                 first: Lbn(first),
                 sectors: Sectors(size),
-                location: (index % 3 != 0).then_some((index as u32 / 4, index as u32 % 4)),
+                location: (index % 3 != 0).then_some(TrackLocation {
+                    cylinder: index as u32 / 4,
+                    surface: index as u32 % 4,
+                }),
                 uncertain: index % 5 == 4,
             };
             first += size;
             track
         })
         .collect();
-    TrackMap {
-        drive: "random".to_string(),
-        method: "timing".to_string(),
-        capacity: Sectors(first),
-        tracks,
-        remapped: Vec::new(),
-    }
+    TrackMap::new("random", "timing", Sectors(first), tracks, Vec::new())
+        .expect("back-to-back tracks tile")
 }
 
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(2000))]
 
+    /// Any bytes at all: no panic, and a rejection names a real line.
     #[test]
     fn arbitrary_bytes_never_panic(bytes in proptest::collection::vec(any::<u8>(), 0..600)) {
         parse_checked(&String::from_utf8_lossy(&bytes))?;
     }
 
+    /// Lines made of the format's own words and numbers (some huge, some
+    /// negative) get further into the reader than random bytes do.
     #[test]
     fn word_soup_never_panics(
         lines in proptest::collection::vec(
             proptest::collection::vec(
                 prop_oneof!["drive", "method", "capacity", "remapped", "uncertain", "-", "#",
-                    "-?[0-9]{0,22}", "[a-z]{0,4}"],
+                    "-?[0-9]{0,22}", "1844674407370955161[0-9]", "[a-z]{0,4}"],
                 0..7),
             0..12)
     ) {
@@ -73,6 +88,7 @@ proptest! {
         parse_checked(&text)?;
     }
 
+    /// One character of a valid map replaced by up to three others.
     #[test]
     fn mutations_of_a_valid_map_never_panic(
         position in 0usize..VALID.len(),
@@ -83,6 +99,7 @@ proptest! {
         parse_checked(&text)?;
     }
 
+    /// Any tiling map reads back from its own text unchanged.
     #[test]
     fn random_maps_round_trip(sizes in proptest::collection::vec(1u64..5000, 1..60)) {
         let map = map_from_sizes(&sizes);
@@ -95,6 +112,6 @@ proptest! {
 #[test]
 fn mutation_seed_is_valid() {
     let map = TrackMap::parse(VALID, "seed.map").expect("seed map parses");
-    assert_eq!(map.tracks.len(), 3);
-    assert_eq!(map.remapped.len(), 1);
+    assert_eq!(map.track_count(), 3);
+    assert_eq!(map.remapped().len(), 1);
 }
