@@ -5,6 +5,7 @@
 
 mod common;
 mod errors;
+mod executor;
 mod mirror;
 mod plan_read;
 mod plan_write;

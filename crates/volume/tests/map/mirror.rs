@@ -9,7 +9,11 @@ proptest! {
     // Proves locate lists one replica per member, copy c on member c, each at the
     // volume LBN, and that inverse sends every replica back.
     #[test]
-    fn every_member_holds_every_lbn(members in 2u32..=6, cap in 1u64..10_000, pick in any::<u64>()) {
+    fn every_member_holds_every_lbn(
+        members in 2u32..=6,
+        cap in 1u64..10_000,
+        pick in any::<u64>(),
+    ) {
         let map = MirrorMap::new(members, Sectors(cap)).unwrap();
         prop_assert_eq!(map.copies(), members);
         let lbn = Lbn(pick % cap);
@@ -26,7 +30,13 @@ proptest! {
 
     // Proves split_copy_into gives one piece tiling the request on the chosen copy.
     #[test]
-    fn split_copy_is_one_piece(members in 2u32..=6, cap in 1u64..10_000, a in any::<u64>(), b in any::<u64>(), copy in 0u32..6) {
+    fn split_copy_is_one_piece(
+        members in 2u32..=6,
+        cap in 1u64..10_000,
+        a in any::<u64>(),
+        b in any::<u64>(),
+        copy in 0u32..6,
+    ) {
         let map = MirrorMap::new(members, Sectors(cap)).unwrap();
         let copy = copy % members;
         let lbn = Lbn(a % cap);

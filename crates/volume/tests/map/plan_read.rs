@@ -1,7 +1,8 @@
 //! Read plans: healthy reads follow the data map, degraded reads rebuild the right
 //! bytes, fill-in and whole-unit widening behave as the validation paper describes.
 
-use crate::common::{member_sizes, parity_case, ByteArray, Rng};
+use crate::common::{member_sizes, parity_case, Rng};
+use crate::executor::ByteArray;
 use proptest::prelude::*;
 use spinstack_sim::units::{Lbn, Sectors};
 use spinstack_volume::map::plan::{plan_read, ReadOptions, ReadPurpose};
@@ -50,7 +51,12 @@ proptest! {
     // explained by a use; reads of one member in one stripe are never contiguous
     // (they would have been one extent).
     #[test]
-    fn reads_return_the_volume(case in parity_case(), seed in any::<u64>(), failed in prop::option::of(0u32..6), options in options()) {
+    fn reads_return_the_volume(
+        case in parity_case(),
+        seed in any::<u64>(),
+        failed in prop::option::of(0u32..6),
+        options in options(),
+    ) {
         let layout = case.build();
         let mut rng = Rng::new(seed);
         let mut array = ByteArray::new(&*layout, &member_sizes(&case), &mut rng);
@@ -61,12 +67,13 @@ proptest! {
             let got = array.read(Lbn(lbn), Sectors(sectors), options);
             let want = &array.volume[lbn as usize..(lbn + sectors) as usize];
             prop_assert_eq!(got.as_deref(), Ok(want), "read of {} at {}", sectors, lbn);
-            let plan = plan_read(&*layout, Lbn(lbn), Sectors(sectors), array.failed, options).unwrap();
+            let plan =
+                plan_read(&*layout, Lbn(lbn), Sectors(sectors), array.failed, options).unwrap();
             for (i, x) in plan.reads.iter().enumerate() {
                 for y in &plan.reads[i + 1..] {
                     let same_stripe = stripe_of_read(&*layout, x) == stripe_of_read(&*layout, y);
                     let touch = x.member == y.member && x.lbn <= y.end() && y.lbn <= x.end();
-                    prop_assert!(!(same_stripe && touch), "reads {:?} and {:?} should be one", x, y);
+                    prop_assert!(!(same_stripe && touch), "reads {:?}, {:?} should be one", x, y);
                 }
             }
         }
@@ -138,4 +145,25 @@ fn degraded_read_uses_every_other_member() {
         }));
     assert_eq!(plan.lost.len(), 1);
     assert_eq!(plan.lost[0].extent.member, MemberIndex(1));
+}
+
+// Proves fill-in reads parity over the hull of the data reads, not the whole unit: md
+// RAID-5 over 3 members, 4-sector chunks, member 0 failed; a read of volume 5..7
+// (member 1's unit offsets 1..3 in stripe 0) leaves parity (member 2) the only live
+// member unread, so parity is read at unit offsets 1..3 only.
+#[test]
+fn fill_in_covers_the_hull_of_the_data_reads() {
+    let map = Raid5Map::new(3, Sectors(4), Sectors(40)).unwrap();
+    let fill = ReadOptions {
+        fill_in_parity: true,
+        whole_units: true,
+    };
+    let plan = plan_read(&map, Lbn(5), Sectors(2), Some(MemberIndex(0)), fill).unwrap();
+    let extent = |m, lbn, sectors| MemberExtent {
+        member: MemberIndex(m),
+        lbn: Lbn(lbn),
+        sectors: Sectors(sectors),
+    };
+    assert_eq!(plan.reads, [extent(1, 1, 2), extent(2, 1, 2)]);
+    assert_eq!(plan.uses[1].purpose, ReadPurpose::FillIn);
 }

@@ -2,7 +2,8 @@
 //! healthy or degraded; full-stripe writes read nothing; the cheaper of
 //! read-modify-write and reconstruct-write is chosen; the degraded cases by hand.
 
-use crate::common::{member_sizes, parity_case, ByteArray, Rng};
+use crate::common::{member_sizes, parity_case, Rng};
+use crate::executor::ByteArray;
 use proptest::prelude::*;
 use spinstack_sim::units::{Lbn, Sectors};
 use spinstack_volume::map::plan::{
@@ -36,7 +37,11 @@ proptest! {
     // member (never read or written); and that a degraded read afterwards returns the
     // new data, the failed member's included (rebuilt from the new parity).
     #[test]
-    fn writes_keep_parity_consistent(case in parity_case(), seed in any::<u64>(), failed in prop::option::of(0u32..6)) {
+    fn writes_keep_parity_consistent(
+        case in parity_case(),
+        seed in any::<u64>(),
+        failed in prop::option::of(0u32..6),
+    ) {
         let layout = case.build();
         let mut rng = Rng::new(seed);
         let mut array = ByteArray::new(&*layout, &member_sizes(&case), &mut rng);
@@ -44,10 +49,13 @@ proptest! {
         let capacity = layout.capacity().0;
         for _ in 0..5 {
             let lbn = rng.range(0, capacity - 1);
-            let data: Vec<u8> = (0..rng.range(1, capacity - lbn)).map(|_| rng.next() as u8).collect();
+            let length = rng.range(1, capacity - lbn);
+            let data: Vec<u8> = (0..length).map(|_| rng.next() as u8).collect();
             let cache_seed = rng.next();
-            prop_assert_eq!(array.write(Lbn(lbn), &data, cache_seed), Ok(()), "write of {} at {}", data.len(), lbn);
-            prop_assert_eq!(array.check_consistent(), Ok(()), "after write of {} at {}", data.len(), lbn);
+            let written = array.write(Lbn(lbn), &data, cache_seed);
+            prop_assert_eq!(written, Ok(()), "write of {} at {}", length, lbn);
+            let consistent = array.check_consistent();
+            prop_assert_eq!(consistent, Ok(()), "after write of {} at {}", length, lbn);
         }
         let got = array.read(Lbn(0), Sectors(capacity), ReadOptions::default());
         prop_assert_eq!(got.as_deref(), Ok(array.volume.as_slice()));
@@ -60,11 +68,13 @@ proptest! {
         let layout = case.build();
         let failed = failed.map(|f| MemberIndex(f % layout.members()));
         for stripe in 0..layout.stripes() {
-            let range = StripeRange { start: Sectors(0), sectors: layout.stripe_data_sectors(stripe) };
+            let sectors = layout.stripe_data_sectors(stripe);
+            let range = StripeRange { start: Sectors(0), sectors };
             let plan = plan_write(&*layout, stripe, range, failed, &nothing_cached).unwrap();
             prop_assert!(plan.reads.is_empty(), "stripe {} reads {:?}", stripe, plan.reads);
             let parity_failed = failed == Some(layout.parity_member(stripe));
-            let expect = if parity_failed { WriteKind::DegradedNoParity } else { WriteKind::FullStripe };
+            let expect =
+                if parity_failed { WriteKind::DegradedNoParity } else { WriteKind::FullStripe };
             prop_assert_eq!(plan.kind, expect);
             let live = layout.members() - u32::from(failed.is_some());
             prop_assert_eq!(plan.writes.len() as u32, live);
@@ -79,7 +89,9 @@ proptest! {
         let mut rng = Rng::new(seed);
         let stripe = rng.range(0, layout.stripes() - 1);
         let range = range_in(&*layout, stripe, &mut rng);
-        let cached = move |m: MemberIndex, l: Lbn, _: Sectors| seed % 2 == 0 && (l.0 + u64::from(m.0)) % 3 == 0;
+        let cached = move |m: MemberIndex, l: Lbn, _: Sectors| {
+            seed % 2 == 0 && (l.0 + u64::from(m.0)) % 3 == 0
+        };
         let cost = |choice| {
             let mut plan = WritePlan::default();
             plan_write_into(&*layout, stripe, range, None, &cached, choice, &mut plan).unwrap();

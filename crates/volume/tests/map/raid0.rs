@@ -15,7 +15,10 @@ proptest! {
     // Proves inverse(locate(x)) == x for random LBNs of random geometries, and that
     // locate stays inside the used part of a real member.
     #[test]
-    fn locate_then_inverse_is_identity((members, chunk, cap) in geometry(), picks in prop::collection::vec(any::<u64>(), 1..20)) {
+    fn locate_then_inverse_is_identity(
+        (members, chunk, cap) in geometry(),
+        picks in prop::collection::vec(any::<u64>(), 1..20),
+    ) {
         let map = Raid0Map::new(members, Sectors(chunk), Sectors(cap)).unwrap();
         for pick in picks {
             let lbn = Lbn(pick % map.capacity().0);
@@ -28,7 +31,11 @@ proptest! {
     // Proves split_into tiles any request exactly, agrees with locate sector by
     // sector, and yields one piece per contiguous member run.
     #[test]
-    fn split_tiles_request_and_matches_locate((members, chunk, cap) in geometry(), a in any::<u64>(), b in any::<u64>()) {
+    fn split_tiles_request_and_matches_locate(
+        (members, chunk, cap) in geometry(),
+        a in any::<u64>(),
+        b in any::<u64>(),
+    ) {
         let map = Raid0Map::new(members, Sectors(chunk), Sectors(cap)).unwrap();
         let lbn = Lbn(a % map.capacity().0);
         let sectors = Sectors(b % (map.capacity().0 - lbn.0 + 1));
@@ -40,7 +47,9 @@ proptest! {
     // Proves every member sector has at most one role and the map equals a reference
     // that deals chunks to members one after another with a cursor.
     #[test]
-    fn placement_matches_cursor_reference((members, chunk, cap) in (2u32..=5, 1u64..=4, 1u64..=20)) {
+    fn placement_matches_cursor_reference(
+        (members, chunk, cap) in (2u32..=5, 1u64..=4, 1u64..=20),
+    ) {
         prop_assume!(cap >= chunk);
         let map = Raid0Map::new(members, Sectors(chunk), Sectors(cap)).unwrap();
         let mut reference = HashMap::new();
@@ -59,7 +68,8 @@ proptest! {
         for m in 0..members {
             for l in 0..cap {
                 let got = map.inverse(MemberIndex(m), Lbn(l));
-                prop_assert_eq!(got, reference.get(&(m, l)).map(|&v| Lbn(v)), "member {} LBN {}", m, l);
+                let expect = reference.get(&(m, l)).map(|&v| Lbn(v));
+                prop_assert_eq!(got, expect, "member {} LBN {}", m, l);
                 if let Some(v) = got {
                     prop_assert!(!seen[v.0 as usize], "volume {} stored twice", v.0);
                     seen[v.0 as usize] = true;

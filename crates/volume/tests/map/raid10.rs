@@ -58,7 +58,8 @@ proptest! {
         for m in 0..members {
             for l in 0..cap {
                 let expect = reference.get(&(m, l)).map(|&(v, c)| (Lbn(v), c));
-                prop_assert_eq!(map.inverse(MemberIndex(m), Lbn(l)), expect, "member {} LBN {}", m, l);
+                let got = map.inverse(MemberIndex(m), Lbn(l));
+                prop_assert_eq!(got, expect, "member {} LBN {}", m, l);
             }
         }
     }
@@ -66,7 +67,10 @@ proptest! {
     // Proves locate gives `copies` replicas on distinct members and inverse sends each
     // back to the LBN with its copy number.
     #[test]
-    fn locate_then_inverse_is_identity((members, copies, chunk, cap) in geometry(), picks in prop::collection::vec(any::<u64>(), 1..20)) {
+    fn locate_then_inverse_is_identity(
+        (members, copies, chunk, cap) in geometry(),
+        picks in prop::collection::vec(any::<u64>(), 1..20),
+    ) {
         let map = Raid10Map::with_copies(members, copies, Sectors(chunk), Sectors(cap)).unwrap();
         for pick in picks {
             let lbn = Lbn(pick % map.capacity().0);
@@ -74,7 +78,8 @@ proptest! {
             prop_assert_eq!(replicas.len(), copies as usize);
             for (c, r) in replicas.iter().enumerate() {
                 prop_assert_eq!(r.copy, c as u32);
-                prop_assert!(replicas[..c].iter().all(|o| o.member != r.member), "two copies on {}", r.member);
+                let distinct = replicas[..c].iter().all(|o| o.member != r.member);
+                prop_assert!(distinct, "two copies on {}", r.member);
                 prop_assert_eq!(map.inverse(r.member, r.lbn), Some((lbn, r.copy)));
             }
         }
@@ -83,7 +88,12 @@ proptest! {
     // Proves split_copy_into tiles the request and follows locate's copy `copy`
     // sector by sector, one piece per contiguous member run.
     #[test]
-    fn split_copy_tiles_request((members, copies, chunk, cap) in geometry(), a in any::<u64>(), b in any::<u64>(), copy in 0u32..7) {
+    fn split_copy_tiles_request(
+        (members, copies, chunk, cap) in geometry(),
+        a in any::<u64>(),
+        b in any::<u64>(),
+        copy in 0u32..7,
+    ) {
         let map = Raid10Map::with_copies(members, copies, Sectors(chunk), Sectors(cap)).unwrap();
         let copy = copy % copies;
         let lbn = Lbn(a % map.capacity().0);

@@ -67,7 +67,12 @@ proptest! {
     // Proves inverse(locate(x)) == x on larger random geometries than the exhaustive
     // check reaches.
     #[test]
-    fn locate_then_inverse_is_identity(members in 3u32..=16, chunk in 1u64..=1024, rows in 1u64..=10_000, picks in prop::collection::vec(any::<u64>(), 1..20)) {
+    fn locate_then_inverse_is_identity(
+        members in 3u32..=16,
+        chunk in 1u64..=1024,
+        rows in 1u64..=10_000,
+        picks in prop::collection::vec(any::<u64>(), 1..20),
+    ) {
         let map = Raid5Map::new(members, Sectors(chunk), Sectors(rows * chunk)).unwrap();
         for pick in picks {
             let lbn = Lbn(pick % map.capacity().0);

@@ -170,7 +170,8 @@ proptest! {
         check_parity_layout(&layout, &sizes);
         check_track_alignment(&layout, &tracks);
         if policy == UnitPolicy::SmallestTrack {
-            let smallest = tracks.iter().flat_map(|t| &t[..layout.stripes() as usize]).min().copied();
+            let striped = layout.stripes() as usize;
+            let smallest = tracks.iter().flat_map(|t| &t[..striped]).min().copied();
             prop_assert_eq!(Some(layout.smallest_track()), smallest);
         }
     }
