@@ -115,6 +115,11 @@ pub fn plan_read_into<L: ParityLayout + ?Sized>(
         }
         emit_reads(plan, options.whole_units);
     }
+    debug_assert!(plan.reads.iter().all(|r| Some(r.member) != failed));
+    debug_assert!(plan.uses.iter().all(|u| {
+        let read = plan.reads[u.read];
+        u.sectors.0 > 0 && u.skip.0 + u.sectors.0 <= read.sectors.0
+    }));
     Ok(())
 }
 

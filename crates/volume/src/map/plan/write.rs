@@ -96,6 +96,15 @@ pub struct WritePlan {
 }
 
 impl WritePlan {
+    /// Empties the plan for a new stripe, keeping its buffers.
+    fn reset(&mut self, stripe: u64) {
+        self.kind = WriteKind::default();
+        self.stripe = stripe;
+        self.reads.clear();
+        self.writes.clear();
+        self.parity_runs.clear();
+        self.data_writes = 0;
+    }
     /// The data part of [`WritePlan::writes`].
     pub fn data_writes(&self) -> &[MemberExtent] {
         &self.writes[..self.data_writes]
@@ -160,7 +169,8 @@ pub fn plan_write<L: ParityLayout + ?Sized>(
 }
 
 /// [`plan_write`] into a reused plan, with the method for unforced intervals chosen
-/// by `choice` (a full-stripe write reads nothing whatever the choice).
+/// by `choice` (a full-stripe write reads nothing whatever the choice). The plan is
+/// emptied first and stays empty after an error.
 pub fn plan_write_into<L: ParityLayout + ?Sized>(
     layout: &L,
     stripe: u64,
@@ -170,12 +180,7 @@ pub fn plan_write_into<L: ParityLayout + ?Sized>(
     choice: WriteChoice,
     plan: &mut WritePlan,
 ) -> Result<(), MapError> {
-    plan.kind = WriteKind::default();
-    plan.stripe = stripe;
-    plan.reads.clear();
-    plan.writes.clear();
-    plan.parity_runs.clear();
-    plan.data_writes = 0;
+    plan.reset(stripe);
     check_failed(layout, failed)?;
     check_stripe_range(layout, stripe, range)?;
     let parity = layout.parity_member(stripe);
@@ -188,12 +193,7 @@ pub fn plan_write_into<L: ParityLayout + ?Sized>(
         return Ok(());
     }
     cut_intervals(parity, failed, scratch);
-    let full = scratch
-        .written
-        .iter()
-        .zip(&scratch.units)
-        .enumerate()
-        .all(|(m, (written, unit))| m == parity.index() || *written == Some((0, unit.used.0)));
+    let full = is_full_stripe(parity, scratch);
     let reading = Reading {
         parity,
         failed,
@@ -219,7 +219,23 @@ pub fn plan_write_into<L: ParityLayout + ?Sized>(
         &mut plan.writes,
     );
     plan.kind = classify(full, &plan.parity_runs);
+    debug_assert!(plan.reads.iter().all(|r| Some(r.member) != failed));
+    debug_assert_eq!(
+        plan.parity_runs.iter().map(|r| r.sectors.0).sum::<u64>(),
+        plan.parity_writes()
+            .iter()
+            .map(|w| w.sectors.0)
+            .sum::<u64>()
+    );
     Ok(())
+}
+
+/// Whether every data unit is written over its whole `used` range.
+fn is_full_stripe(parity: MemberIndex, scratch: &Scratch) -> bool {
+    let units = scratch.written.iter().zip(&scratch.units).enumerate();
+    units
+        .filter(|(m, _)| *m != parity.index())
+        .all(|(_, (written, unit))| *written == Some((0, unit.used.0)))
 }
 
 fn check_stripe_range<L: ParityLayout + ?Sized>(
