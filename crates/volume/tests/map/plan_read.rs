@@ -25,6 +25,9 @@ fn stripe_of_read(layout: &dyn ParityLayout, read: &MemberExtent) -> u64 {
 }
 
 proptest! {
+    // The plans are the crate's most intricate logic and each case is cheap.
+    #![proptest_config(ProptestConfig::with_cases(2048))]
+
     // Proves a healthy read without options reads exactly the data pieces of the
     // split, every use is data, and nothing is lost.
     #[test]

@@ -31,6 +31,9 @@ fn range_in(layout: &dyn ParityLayout, stripe: u64, rng: &mut Rng) -> StripeRang
 }
 
 proptest! {
+    // The plans are the crate's most intricate logic and each case is cheap.
+    #![proptest_config(ProptestConfig::with_cases(2048))]
+
     // Proves that executing write plans (new parity computed only from what the plan
     // read or the cache held, by each run's formula) keeps every stripe's parity equal
     // to the XOR of its data, for random writes, random caches and a random failed
