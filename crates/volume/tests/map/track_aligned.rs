@@ -103,6 +103,7 @@ fn smallest_track_loses_about_ten_percent() {
     };
     let smallest = unused_fraction(UnitPolicy::SmallestTrack);
     let whole = unused_fraction(UnitPolicy::WholeTrack);
+    eprintln!("unused: smallest track {smallest:.4}, whole track {whole:.4}");
     assert!(
         (0.05..=0.15).contains(&smallest),
         "smallest-track policy leaves {smallest:.3} unused"
