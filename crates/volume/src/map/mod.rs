@@ -42,27 +42,10 @@ pub use track_aligned::{TrackAlignedLayout, UnitPolicy};
 
 use serde::{Deserialize, Serialize};
 use spinstack_sim::units::{Lbn, Sectors};
-use std::fmt;
 
-/// A member's position in the volume (0-based, as md's `raid_disk`).
-#[derive(
-    Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize,
-)]
-#[serde(transparent)]
-pub struct MemberIndex(pub u32);
-
-impl MemberIndex {
-    /// The index as a `usize`, for indexing per-member tables.
-    pub fn index(self) -> usize {
-        self.0 as usize
-    }
-}
-
-impl fmt::Display for MemberIndex {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "member {}", self.0)
-    }
-}
+/// A member's position in the volume (0-based, as md's `raid_disk`); the same
+/// type the engine's member bookkeeping and control paths use.
+pub use spinstack_sim::device::MemberIndex;
 
 /// A contiguous run of sectors on one member.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
