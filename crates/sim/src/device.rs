@@ -83,7 +83,7 @@ pub enum Control {
 }
 
 /// Why a control command was refused.
-#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+#[derive(Clone, Debug, thiserror::Error, PartialEq, Eq)]
 pub enum ControlError {
     #[error("{device} has no {member} (it has {members})")]
     NoSuchMember {
@@ -106,7 +106,7 @@ pub enum ControlError {
     NoSuchStandbyLevel { level: u8, levels: u8 },
 }
 
-#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+#[derive(Clone, Debug, thiserror::Error, PartialEq, Eq)]
 pub enum DeviceError {
     #[error("request {id} ({lbn}+{sectors} sectors) runs past the device capacity of {capacity} sectors")]
     OutOfRange {

@@ -88,9 +88,11 @@ struct Parent<P> {
     /// When the last child completed (the parent's completion time by default).
     last_done: Nanoseconds,
     open: bool,
-    /// The layer will complete it explicitly (`complete_at`): no automatic
-    /// completion when its children are done.
-    held: bool,
+    /// Holds the layer put on it (pieces waiting in a plug queue, a stripe lock,
+    /// an explicit completion pending): no automatic completion while any remain.
+    holds: u32,
+    /// The layer completes it itself (`complete_at`).
+    explicit: bool,
     state: P,
 }
 
@@ -98,16 +100,30 @@ impl<P> Parent<P> {
     /// Whether the slot can be reused: completed, no child in flight, no
     /// explicit completion pending.
     fn is_free(&self) -> bool {
-        !self.open && self.outstanding == 0 && !self.held
+        !self.open && self.outstanding == 0 && self.holds == 0 && !self.explicit
     }
 }
 
+/// A child request: the member it went to and the parent part(s) it serves (more
+/// than one when the layer merged adjacent requests of several parents).
 #[derive(Clone, Copy, Debug)]
 struct Child<T> {
-    parent: ParentId,
     member: MemberIndex,
+    parent: ParentId,
     tag: T,
+    /// The next part in `parts`, or `NO_PART`.
+    more: u32,
 }
+
+/// A further parent part of a merged child.
+#[derive(Clone, Copy, Debug)]
+struct Part<T> {
+    parent: ParentId,
+    tag: T,
+    more: u32,
+}
+
+const NO_PART: u32 = u32::MAX;
 
 /// Work that waits for a time.
 #[derive(Clone, Copy, Debug)]
@@ -133,6 +149,10 @@ pub struct Members<D: BlockDevice, T: Copy, P = ()> {
     free_parents: Vec<u32>,
     children: Vec<Option<Child<T>>>,
     free_children: Vec<u32>,
+    parts: Vec<Part<T>>,
+    free_parts: Vec<u32>,
+    /// Events of merged children's further parts, handed out before anything else.
+    events: VecDeque<MemberEvent<T>>,
     waiting: Vec<VecDeque<BlockRequest>>,
     delayed: BinaryHeap<Reverse<(Nanoseconds, u64, DelayedKey)>>,
     delayed_work: Vec<Option<Delayed>>,
@@ -151,7 +171,7 @@ pub struct Members<D: BlockDevice, T: Copy, P = ()> {
 type DelayedKey = u32;
 
 /// Why a layer could not accept a request or issue a child.
-#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+#[derive(Clone, Debug, thiserror::Error, PartialEq, Eq)]
 pub enum MembersError {
     #[error("the layer already holds {limit} requests")]
     ParentsFull { limit: u32 },
@@ -194,6 +214,9 @@ impl<D: BlockDevice, T: Copy, P: Default> Members<D, T, P> {
             free_parents: Vec::new(),
             children: Vec::new(),
             free_children: Vec::new(),
+            parts: Vec::new(),
+            free_parts: Vec::new(),
+            events: VecDeque::new(),
             waiting: (0..count).map(|_| VecDeque::new()).collect(),
             delayed: BinaryHeap::new(),
             delayed_work: Vec::new(),
@@ -273,7 +296,8 @@ impl<D: BlockDevice, T: Copy, P: Default> Members<D, T, P> {
             status: Status::Ok,
             last_done: request.arrival,
             open: true,
-            held: false,
+            holds: 0,
+            explicit: false,
             state: P::default(),
         };
         let slot = match self.free_parents.pop() {
@@ -299,27 +323,53 @@ impl<D: BlockDevice, T: Copy, P: Default> Members<D, T, P> {
         !self.free_parents.is_empty() || (self.parents.len() as u32) < self.limits.parents
     }
 
-    fn new_child(&mut self, child: Child<T>) -> Result<u32, MembersError> {
-        if child.member.0 >= self.count() {
+    /// A child slot for `member` serving `parts` (at least one).
+    fn new_child(
+        &mut self,
+        member: MemberIndex,
+        parts: &[(ParentId, T)],
+    ) -> Result<u32, MembersError> {
+        if member.0 >= self.count() {
             return Err(MembersError::NoSuchMember {
-                member: child.member,
+                member,
                 members: self.count(),
             });
         }
+        let full = MembersError::ChildrenFull {
+            limit: self.limits.children,
+        };
+        let (&(parent, tag), rest) = parts.split_first().ok_or(full.clone())?;
         let slot = match self.free_children.pop() {
             Some(slot) => slot,
             None if (self.children.len() as u32) < self.limits.children => {
                 self.children.push(None);
                 self.children.len() as u32 - 1
             }
-            None => {
-                return Err(MembersError::ChildrenFull {
-                    limit: self.limits.children,
-                })
-            }
+            None => return Err(full),
         };
-        self.children[slot as usize] = Some(child);
-        self.parents[child.parent.0 as usize].outstanding += 1;
+        let mut more = NO_PART;
+        for &(parent, tag) in rest.iter().rev() {
+            let part = Part { parent, tag, more };
+            more = match self.free_parts.pop() {
+                Some(index) => {
+                    self.parts[index as usize] = part;
+                    index
+                }
+                None => {
+                    self.parts.push(part);
+                    self.parts.len() as u32 - 1
+                }
+            };
+        }
+        self.children[slot as usize] = Some(Child {
+            member,
+            parent,
+            tag,
+            more,
+        });
+        for &(parent, _) in parts {
+            self.parents[parent.0 as usize].outstanding += 1;
+        }
         Ok(slot)
     }
 
@@ -331,11 +381,19 @@ impl<D: BlockDevice, T: Copy, P: Default> Members<D, T, P> {
         issue: Issue,
         tag: T,
     ) -> Result<(), MembersError> {
-        let slot = self.new_child(Child {
-            parent,
-            member,
-            tag,
-        })?;
+        self.issue_merged(member, issue, &[(parent, tag)])
+    }
+
+    /// Issue one member request that serves several parents' parts at once (the
+    /// layer merged adjacent requests, as an elevator does): each part gets its own
+    /// `MemberEvent::Child` when it completes.
+    pub fn issue_merged(
+        &mut self,
+        member: MemberIndex,
+        issue: Issue,
+        parts: &[(ParentId, T)],
+    ) -> Result<(), MembersError> {
+        let slot = self.new_child(member, parts)?;
         self.send(slot, issue)
     }
 
@@ -349,22 +407,34 @@ impl<D: BlockDevice, T: Copy, P: Default> Members<D, T, P> {
         issue: Issue,
         tag: T,
     ) -> Result<(), MembersError> {
+        self.issue_merged_at(at, member, issue, &[(parent, tag)])
+    }
+
+    /// `issue_merged` at `at` (not before now).
+    pub fn issue_merged_at(
+        &mut self,
+        at: Nanoseconds,
+        member: MemberIndex,
+        issue: Issue,
+        parts: &[(ParentId, T)],
+    ) -> Result<(), MembersError> {
+        let slot = self.new_child(member, parts)?;
         if at <= self.engine.now() {
-            return self.issue(parent, member, issue, tag);
+            return self.send(slot, issue);
         }
-        let slot = self.new_child(Child {
-            parent,
-            member,
-            tag,
-        })?;
         self.delay(at, Delayed::Issue { slot, issue });
         Ok(())
+    }
+
+    /// The members' clock (the time of the last event served below the layer).
+    pub fn now(&self) -> Nanoseconds {
+        self.engine.now()
     }
 
     /// Complete `parent` at `at` (not before now) with its status so far, whatever
     /// children it has (a buffer hit, a request the layer answers itself).
     pub fn complete_at(&mut self, at: Nanoseconds, parent: ParentId) {
-        self.parents[parent.0 as usize].held = true;
+        self.parents[parent.0 as usize].explicit = true;
         self.delay(at.max(self.engine.now()), Delayed::Complete { parent });
     }
 
@@ -379,23 +449,26 @@ impl<D: BlockDevice, T: Copy, P: Default> Members<D, T, P> {
         self.delay(at.max(self.engine.now()), Delayed::Wake { token });
     }
 
-    /// Keep `parent` open with no children outstanding (its children wait for a
-    /// plug timer, a stripe lock, ...): it completes only after `release` or
-    /// `complete_at`.
+    /// Keep `parent` open with no children outstanding (a piece waits for a plug
+    /// timer, a stripe lock, ...): holds count, and it completes automatically only
+    /// once every hold is released.
     pub fn hold(&mut self, parent: ParentId) {
-        self.parents[parent.0 as usize].held = true;
+        self.parents[parent.0 as usize].holds += 1;
     }
 
-    /// Undo `hold`: the parent completes when its children are done.
+    /// Release one hold: the parent completes when its children are done.
     pub fn release(&mut self, parent: ParentId) {
-        self.parents[parent.0 as usize].held = false;
+        let slot = &mut self.parents[parent.0 as usize];
+        assert!(slot.holds > 0, "release of {parent:?} without a hold");
+        slot.holds -= 1;
         self.settle(parent);
     }
 
     /// Complete `parent` now if it has no children outstanding (a layer calls
     /// this after issuing a request's children, in case there were none).
     pub fn settle(&mut self, parent: ParentId) {
-        if self.parents[parent.0 as usize].outstanding == 0 {
+        let slot = &self.parents[parent.0 as usize];
+        if slot.outstanding == 0 && slot.holds == 0 {
             self.maybe_done.push(parent);
         }
     }
@@ -458,9 +531,11 @@ impl<D: BlockDevice, T: Copy, P: Default> Members<D, T, P> {
                 // The layer computed a member request the member refuses (a bug in
                 // its map): the parent fails rather than waiting forever.
                 debug_assert!(false, "{member} refused {request:?}: {error}");
-                if let Some(child) = self.release_child(request.id) {
-                    self.parents[child.parent.0 as usize].status = Status::DeviceFailed;
-                }
+                let failed = Completion::new(request, self.engine.now(), Status::DeviceFailed);
+                self.child_done(DeviceCompletion {
+                    device: DeviceId(member.0),
+                    completion: failed,
+                });
                 Err(MembersError::Refused { member, error })
             }
             Err(other) => panic!("member engine: {other}"),
@@ -480,23 +555,12 @@ impl<D: BlockDevice, T: Copy, P: Default> Members<D, T, P> {
         }
     }
 
-    fn release_child(&mut self, id: RequestId) -> Option<Child<T>> {
-        let child = self.children.get_mut(id.0 as usize)?.take()?;
-        self.free_children.push(id.0 as u32);
-        let parent = &mut self.parents[child.parent.0 as usize];
-        parent.outstanding -= 1;
-        if parent.outstanding == 0 {
-            self.maybe_done.push(child.parent);
-        }
-        Some(child)
-    }
-
     /// Finish parents whose children are all done and that the layer did not
     /// follow up.
     fn finish_settled(&mut self) {
         while let Some(parent) = self.maybe_done.pop() {
             let slot = &self.parents[parent.0 as usize];
-            if slot.open && slot.outstanding == 0 && !slot.held {
+            if slot.open && slot.outstanding == 0 && slot.holds == 0 && !slot.explicit {
                 let done = slot.last_done.max(slot.request.arrival);
                 self.finish(parent, done);
             }
@@ -507,7 +571,7 @@ impl<D: BlockDevice, T: Copy, P: Default> Members<D, T, P> {
         let slot = &mut self.parents[parent.0 as usize];
         assert!(slot.open, "parent {parent:?} completed twice");
         slot.open = false;
-        slot.held = false;
+        slot.explicit = false;
         let completion = Completion::new(slot.request, done, slot.status);
         // A parent completed explicitly may still have children in flight (a
         // layer that does not wait for them); it is freed when they are done.
@@ -520,9 +584,13 @@ impl<D: BlockDevice, T: Copy, P: Default> Members<D, T, P> {
     /// The next thing that happened at or before `now`, in time order, or `None`.
     pub fn poll(&mut self, now: Nanoseconds) -> Option<MemberEvent<T>> {
         loop {
+            if let Some(event) = self.events.pop_front() {
+                return Some(event);
+            }
             self.finish_settled();
             if let Some(done) = self.arrived.pop_front() {
-                return Some(self.child_done(done));
+                self.child_done(done);
+                continue;
             }
             let engine_next = self.engine.next_event_time().filter(|&t| t <= now);
             let delayed_next = self
@@ -580,29 +648,53 @@ impl<D: BlockDevice, T: Copy, P: Default> Members<D, T, P> {
         }
     }
 
-    fn child_done(&mut self, done: DeviceCompletion) -> MemberEvent<T> {
+    /// Put a child's completion back on its parent part(s) and queue one event per
+    /// part for the layer.
+    fn child_done(&mut self, done: DeviceCompletion) {
         let member = MemberIndex(done.device.0);
         let completion = done.completion;
+        let slot = completion.request.id.0 as usize;
         let child = self
-            .release_child(completion.request.id)
+            .children
+            .get_mut(slot)
+            .and_then(Option::take)
             .expect("a member completed a child it was not given");
-        let parent = &mut self.parents[child.parent.0 as usize];
+        self.free_children.push(slot as u32);
+        let mut part = Some((child.parent, child.tag));
+        let mut more = child.more;
+        while let Some((parent, tag)) = part {
+            self.part_done(member, parent, tag, completion);
+            part = (more != NO_PART).then(|| {
+                let next = self.parts[more as usize];
+                self.free_parts.push(more);
+                more = next.more;
+                (next.parent, next.tag)
+            });
+        }
+        self.drain_waiting(member);
+    }
+
+    fn part_done(&mut self, member: MemberIndex, id: ParentId, tag: T, completion: Completion) {
+        let parent = &mut self.parents[id.0 as usize];
+        parent.outstanding -= 1;
         parent.last_done = parent.last_done.max(completion.done);
         if parent.status.is_ok() && !completion.status.is_ok() {
             parent.status = completion.status;
         }
         let parent_outstanding = parent.outstanding;
-        if parent.is_free() {
-            self.free_parents.push(child.parent.0);
+        if parent_outstanding == 0 {
+            self.maybe_done.push(id);
         }
-        self.drain_waiting(member);
-        MemberEvent::Child {
-            parent: child.parent,
+        if parent.is_free() {
+            self.free_parents.push(id.0);
+        }
+        self.events.push_back(MemberEvent::Child {
+            parent: id,
             member,
-            tag: child.tag,
+            tag,
             completion,
             parent_outstanding,
-        }
+        });
     }
 
     /// Move the parents finished so far into `completed`.
@@ -616,7 +708,7 @@ impl<D: BlockDevice, T: Copy, P: Default> Members<D, T, P> {
         let times = [
             self.finished.front().map(|c| c.done),
             self.arrived.front().map(|c| c.completion.done),
-            (!self.maybe_done.is_empty()).then_some(self.engine.now()),
+            (!self.maybe_done.is_empty() || !self.events.is_empty()).then_some(self.engine.now()),
             self.engine.next_event_time(),
             self.delayed.peek().map(|Reverse((t, _, _))| *t),
         ];

@@ -270,3 +270,47 @@ fn parent_table_is_bounded() {
     );
     layer.submit(later).unwrap();
 }
+
+// Proves one merged member request serves several parents: each part gets its own
+// event, both parents complete with it, and the member saw one request.
+#[test]
+fn merged_child_serves_every_part() {
+    let device = FixedServiceDevice::new(Sectors(1 << 20), Nanoseconds(100), 4);
+    let mut members: Members<FixedServiceDevice, u8> =
+        Members::new(vec![device], MemberLimits::default());
+    let request = |id, lbn| {
+        BlockRequest::new(
+            RequestId(id),
+            Operation::Read,
+            Lbn(lbn),
+            Sectors(8),
+            Nanoseconds::ZERO,
+        )
+    };
+    let a = members.open(request(0, 0)).unwrap();
+    let b = members.open(request(1, 8)).unwrap();
+    let merged = Issue::new(Operation::Read, Lbn(0), Sectors(16));
+    members
+        .issue_merged(MemberIndex(0), merged, &[(a, 1), (b, 2)])
+        .unwrap();
+    let mut tags = Vec::new();
+    while let Some(event) = members.poll(Nanoseconds(100)) {
+        if let MemberEvent::Child { parent, tag, .. } = event {
+            tags.push((parent, tag));
+        }
+    }
+    assert_eq!(tags, vec![(a, 1), (b, 2)]);
+    let mut done = Vec::new();
+    members.drain(&mut done);
+    let mut ids: Vec<u64> = done.iter().map(|c| c.request.id.0).collect();
+    ids.sort_unstable();
+    assert_eq!(ids, vec![0, 1]);
+    assert!(done.iter().all(|c| c.done == Nanoseconds(100)));
+    assert_eq!(
+        members.counters()[0],
+        MemberCounters {
+            requests: 1,
+            sectors: 16
+        }
+    );
+}
