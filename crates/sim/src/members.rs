@@ -318,7 +318,12 @@ impl<D: BlockDevice, T: Copy, P: Default> Members<D, T, P> {
         Ok(ParentId(slot))
     }
 
-    /// Whether `parents_wanted` more parents fit.
+    /// Child requests that can still be issued before the table is full.
+    pub fn children_available(&self) -> u32 {
+        self.limits.children - (self.children.len() - self.free_children.len()) as u32
+    }
+
+    /// Whether one more parent fits.
     pub fn has_room(&self) -> bool {
         !self.free_parents.is_empty() || (self.parents.len() as u32) < self.limits.parents
     }

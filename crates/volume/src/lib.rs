@@ -35,3 +35,4 @@
 //! balancing is the caller's policy).
 
 pub mod map;
+pub mod timed;

@@ -70,7 +70,10 @@ pub struct ParityRun {
 }
 
 /// The method a partial write should use where not forced by a failure.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+#[derive(
+    Clone, Copy, Debug, Default, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize,
+)]
+#[serde(rename_all = "kebab-case")]
 pub enum WriteChoice {
     /// Whichever reads fewer member extents (ties: fewer sectors, then reconstruct).
     #[default]

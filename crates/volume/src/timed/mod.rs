@@ -1,0 +1,80 @@
+//! Volumes in simulated time: each level is a [`BlockDevice`] over member
+//! `BlockDevice`s (modelled drives, or other volumes), built on the shared member
+//! bookkeeping ([`spinstack_sim::members`]) and the pure maps of [`crate::map`].
+//!
+//! | level | type | reads | writes |
+//! |---|---|---|---|
+//! | single, RAID-0 | [`Striped`] | pieces of the chunk map | same |
+//! | RAID-1, RAID-10 | [`Mirrored`] | one copy per piece (shortest queue or nearest head) | every live copy |
+//! | RAID-5 (md, track-aligned, alternatives) | [`Parity`] | the read plan (fill-in parity, whole units) | the write plan (full stripe, read-modify-write or reconstruct-write), per-stripe lock, bounded stripe cache |
+//! | DMA-aligned buffer | [`DmaBuffer`] | from memory, or whole aligned blocks fetched | write-through or write-back |
+//!
+//! **Shared path down** ([`io::MemberIo`]): each member request pays the host's
+//! per-I/O CPU cost ([`host`]) and may wait in a plug queue that merges adjacent
+//! requests (optionally track-aware); per-member statistics count requests,
+//! sectors and whole-track requests.
+//!
+//! **Invariants.** A volume completes each request exactly once, after every member
+//! request it needed (or at an explicit time for work done in memory); its
+//! completion carries a status and no drive detail. A failed member is never sent
+//! a request again; with more failures than the level survives, requests complete
+//! with `Status::DeviceFailed`, never with wrong data claimed as read. Control
+//! commands with a member path reach that member; power commands to the volume
+//! itself reach every member.
+//!
+//! **What it does not model.** The volume's own bytes (see [`crate::bytes`]); md's
+//! resync and rebuild traffic in simulated time (rebuild is a byte-path operation);
+//! reshaping.
+
+pub mod buffer;
+pub mod host;
+pub mod io;
+pub mod mirrored;
+pub mod parity;
+pub mod striped;
+
+pub use buffer::{DabCounters, DabPolicy, DmaBuffer};
+pub use host::{HostCost, HostCpu};
+pub use io::{MemberIo, MemberStats, PlugPolicy};
+pub use mirrored::{Mirrored, ReadBalance};
+pub use parity::{Parity, ParityOptions};
+pub use striped::Striped;
+
+use spinstack_sim::device::{BlockDevice, Control, ControlError, DeviceError, MemberIndex};
+use spinstack_sim::members::MembersError;
+use spinstack_sim::units::Nanoseconds;
+
+/// Route a control command: a member path goes to that member; power commands
+/// to the volume itself go to every member; failing the volume as a whole is
+/// refused (fail a member). Returns the member failed by the command, if any, so
+/// the level can stop using it.
+fn route_control<D: BlockDevice, T: Copy, P: Default>(
+    io: &mut MemberIo<D, T, P>,
+    device: &'static str,
+    now: Nanoseconds,
+    path: &[MemberIndex],
+    command: Control,
+) -> Result<Option<MemberIndex>, ControlError> {
+    match path.split_first() {
+        Some((&member, rest)) => {
+            io.members.control(now, member, rest, command)?;
+            Ok((rest.is_empty() && command == Control::Fail).then_some(member))
+        }
+        None if command == Control::Fail => Err(ControlError::Unsupported {
+            device,
+            command,
+            reason: "a volume fails member by member: address one",
+        }),
+        None => {
+            for member in 0..io.count() {
+                io.members.control(now, MemberIndex(member), &[], command)?;
+            }
+            Ok(None)
+        }
+    }
+}
+
+/// The error a volume's `submit` returns when its tables are full.
+fn queue_full(error: MembersError, io_parents: u32) -> DeviceError {
+    error.into_device_error(io_parents)
+}

@@ -1,0 +1,610 @@
+//! RAID-5 in simulated time over any [`ParityLayout`]: md's left-symmetric RAID-5,
+//! the validation paper's track-aligned RAID-5 (stripes are the members' own
+//! tracks) and the two alternatives it rejects, all with the same code.
+//!
+//! **Reads** follow the read plan ([`plan_read_into`]): the data pieces, plus —
+//! when enabled — the parity of a stripe whose parity member is the only one not
+//! read (fill-in: read and discarded, so every member's request stays whole) and
+//! the unused tail of a unit read whole (so a whole-stripe read gives every member
+//! its whole track). Member extents of one request that touch are merged before
+//! they go down (md's stripe handling followed by the member queue's merging). With
+//! one member failed the plan reconstructs from the others.
+//!
+//! **Writes** go stripe by stripe. A stripe is locked while one write works on it
+//! (later writes to it wait in order, as md serialises a stripe_head). Each stripe
+//! write follows the write plan ([`plan_write_into`]): a full-stripe write reads
+//! nothing; otherwise read-modify-write or reconstruct-write, whichever reads fewer
+//! member extents, skipping units the stripe cache holds. Its state machine:
+//!
+//! | state | event | next |
+//! |---|---|---|
+//! | `Waiting` | the stripe's lock is free | `Reading` (plan has reads) or `Writing` |
+//! | `Reading` | last read done | `Writing` (the plan's data and parity writes) |
+//! | `Reading` | a read finds its member failed | re-planned degraded, `Reading` again |
+//! | `Writing` | last write done | done: the cache learns the units, the next `Waiting` write starts |
+//!
+//! The **stripe cache** holds up to `stripe_cache_stripes` stripes (LRU; md's
+//! default is 256), remembering which members' units are known whole in memory
+//! after being read or written; it is the `cached` answer the write plan asks.
+//! **Trims** of whole stripes trim every unit; partial ones are written as zeros.
+//! **Flush** goes to every live member.
+//!
+//! **Failure.** One failed member: reads reconstruct, writes keep parity right
+//! (the plans know the failed member). A second failure: every request that needs
+//! a lost unit completes `DeviceFailed`; none claims data it could not read.
+
+use super::io::{MemberIo, MemberStats, PlugPolicy};
+use super::{route_control, HostCost};
+use crate::map::plan::{
+    plan_read_into, plan_write_into, ReadOptions, ReadPlan, WriteChoice, WritePlan,
+};
+use crate::map::{stripe_segments, MemberExtent, MemberIndex, ParityLayout, StripeRange};
+use spinstack_sim::device::{BlockDevice, Control, ControlError, DeviceError};
+use spinstack_sim::driver::Issue;
+use spinstack_sim::members::{MemberEvent, MemberLimits, ParentId};
+use spinstack_sim::request::{BlockRequest, Completion, Operation, Status};
+use spinstack_sim::units::{Lbn, Nanoseconds, Sectors};
+use spinstack_trackmap::TrackMap;
+use std::collections::{HashMap, VecDeque};
+
+mod cache;
+use cache::StripeCache;
+
+/// The RAID-5 knobs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct ParityOptions {
+    pub fill_in_parity: bool,
+    pub whole_units: bool,
+    /// Cut member requests at the member's track boundaries (the validation
+    /// paper's track-aware `make_request`); needs the members' track maps.
+    pub split_at_tracks: bool,
+    pub stripe_cache_stripes: u32,
+    pub write_choice: WriteChoice,
+}
+
+impl ParityOptions {
+    /// md's RAID-5: no fill-in, 256 cached stripes, the cheaper write method.
+    pub fn md() -> ParityOptions {
+        ParityOptions {
+            fill_in_parity: false,
+            whole_units: false,
+            split_at_tracks: false,
+            stripe_cache_stripes: 256,
+            write_choice: WriteChoice::Cheapest,
+        }
+    }
+    /// The validation paper's track-aligned RAID-5: fill-in parity reads,
+    /// whole-track unit reads, member requests cut at track boundaries.
+    pub fn track_aligned() -> ParityOptions {
+        ParityOptions {
+            fill_in_parity: true,
+            whole_units: true,
+            split_at_tracks: true,
+            ..ParityOptions::md()
+        }
+    }
+}
+
+/// What a child request is for.
+#[derive(Clone, Copy, Debug)]
+enum Tag {
+    /// A read of the parent's data; `attempt` counts re-plans after failures.
+    Read {
+        attempt: u8,
+    },
+    /// A read of old contents for stripe write `op`.
+    OldData {
+        op: u32,
+    },
+    /// A data or parity write of stripe write `op`.
+    NewData {
+        op: u32,
+    },
+    Flush,
+}
+
+/// The parent's own verdict (the layer decides, not the last child).
+#[derive(Clone, Copy, Debug, Default)]
+struct ParentState {
+    status: Status,
+    attempt: u8,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Phase {
+    Waiting,
+    Reading,
+    Writing,
+}
+
+/// One stripe's share of a write or trim.
+#[derive(Clone, Debug)]
+struct StripeOp {
+    parent: ParentId,
+    stripe: u64,
+    range: StripeRange,
+    operation: Operation,
+    force_unit_access: bool,
+    phase: Phase,
+    outstanding: u32,
+    /// The member extents this op read and wrote (for the stripe cache).
+    touched: Vec<MemberExtent>,
+}
+
+/// See the module documentation.
+pub struct Parity<D: BlockDevice, L: ParityLayout> {
+    layout: L,
+    io: MemberIo<D, Tag, ParentState>,
+    options: ParityOptions,
+    failed: Vec<MemberIndex>,
+    ops: Vec<Option<StripeOp>>,
+    free_ops: Vec<u32>,
+    /// Per locked stripe: the ops waiting for it, in arrival order.
+    locks: HashMap<u64, VecDeque<u32>>,
+    cache: StripeCache,
+    read_plan: ReadPlan,
+    write_plan: WritePlan,
+    extents: Vec<MemberExtent>,
+}
+
+/// Most child requests one parity volume keeps track of (a large request on small
+/// chunks fans out to many).
+const CHILDREN_LIMIT: u32 = 1 << 20;
+
+impl<D: BlockDevice, L: ParityLayout> Parity<D, L> {
+    pub fn new(
+        members: Vec<D>,
+        tracks: Vec<Option<TrackMap>>,
+        layout: L,
+        options: ParityOptions,
+        host: HostCost,
+        plug: Option<PlugPolicy>,
+    ) -> Parity<D, L> {
+        assert_eq!(
+            members.len() as u32,
+            layout.members(),
+            "one member per layout member"
+        );
+        let limits = MemberLimits {
+            parents: 1024,
+            children: CHILDREN_LIMIT,
+        };
+        Parity {
+            cache: StripeCache::new(options.stripe_cache_stripes),
+            layout,
+            io: MemberIo::new(members, tracks, host, plug, limits),
+            options,
+            failed: Vec::new(),
+            ops: Vec::new(),
+            free_ops: Vec::new(),
+            locks: HashMap::new(),
+            read_plan: ReadPlan::default(),
+            write_plan: WritePlan::default(),
+            extents: Vec::new(),
+        }
+    }
+
+    pub fn layout(&self) -> &L {
+        &self.layout
+    }
+    pub fn members(&self) -> &[D] {
+        self.io.members.members()
+    }
+    pub fn stats(&self) -> Vec<MemberStats> {
+        self.io.stats()
+    }
+    pub fn failed_members(&self) -> &[MemberIndex] {
+        &self.failed
+    }
+    pub fn host_busy(&self) -> Nanoseconds {
+        self.io.host_busy()
+    }
+
+    /// The one failed member the plans work around (`None` healthy; with two or
+    /// more the array has lost data and the plans are not asked).
+    fn failed_one(&self) -> Option<MemberIndex> {
+        self.failed.first().copied()
+    }
+
+    fn mark_failed(&mut self, member: MemberIndex) {
+        if !self.failed.contains(&member) {
+            self.failed.push(member);
+        }
+    }
+
+    fn lost(&self) -> bool {
+        self.failed.len() > 1
+    }
+
+    /// Send merged `extents` (sorted and coalesced) as `operation`, tagged `tag`.
+    fn send_extents(&mut self, parent: ParentId, operation: Operation, fua: bool, tag: Tag) -> u32 {
+        let mut extents = std::mem::take(&mut self.extents);
+        coalesce(&mut extents);
+        if self.options.split_at_tracks {
+            extents = self.split_at_tracks(extents);
+        }
+        let mut sent = 0;
+        for extent in &extents {
+            if self.failed.contains(&extent.member) {
+                continue;
+            }
+            let issue = Issue {
+                operation,
+                lbn: extent.lbn,
+                sectors: extent.sectors,
+                force_unit_access: fua,
+            };
+            // Children were counted before the parent was opened.
+            let _ = self.io.send(parent, extent.member, issue, tag);
+            sent += 1;
+        }
+        self.extents = extents;
+        self.extents.clear();
+        sent
+    }
+
+    fn issue_read(&mut self, parent: ParentId, request: BlockRequest, attempt: u8) {
+        if self.lost() {
+            self.io.members.state_mut(parent).status = Status::DeviceFailed;
+            return;
+        }
+        let options = ReadOptions {
+            fill_in_parity: self.options.fill_in_parity,
+            whole_units: self.options.whole_units,
+        };
+        let failed = self.failed_one();
+        plan_read_into(
+            &self.layout,
+            request.lbn,
+            request.sectors,
+            failed,
+            options,
+            &mut self.read_plan,
+        )
+        .expect("range checked at submit");
+        self.extents.extend_from_slice(&self.read_plan.reads);
+        self.send_extents(parent, Operation::Read, false, Tag::Read { attempt });
+    }
+
+    fn issue_flush(&mut self, parent: ParentId) {
+        for member in 0..self.io.count() {
+            self.extents.push(MemberExtent {
+                member: MemberIndex(member),
+                lbn: Lbn(0),
+                sectors: Sectors(0),
+            });
+        }
+        self.send_extents(parent, Operation::Flush, false, Tag::Flush);
+    }
+
+    /// Queue one stripe op per stripe the write or trim touches.
+    fn issue_write(&mut self, parent: ParentId, request: BlockRequest) {
+        let segments: Vec<_> = stripe_segments(&self.layout, request.lbn, request.sectors)
+            .expect("range checked at submit")
+            .collect();
+        for segment in segments {
+            let op = StripeOp {
+                parent,
+                stripe: segment.stripe,
+                range: segment.range,
+                operation: request.operation,
+                force_unit_access: request.force_unit_access,
+                phase: Phase::Waiting,
+                outstanding: 0,
+                touched: Vec::new(),
+            };
+            let index = self.new_op(op);
+            self.io.members.hold(parent);
+            match self.locks.get_mut(&segment.stripe) {
+                Some(waiting) => waiting.push_back(index),
+                None => {
+                    self.locks.insert(segment.stripe, VecDeque::new());
+                    self.start_op(index);
+                }
+            }
+        }
+    }
+
+    fn new_op(&mut self, op: StripeOp) -> u32 {
+        match self.free_ops.pop() {
+            Some(index) => {
+                self.ops[index as usize] = Some(op);
+                index
+            }
+            None => {
+                self.ops.push(Some(op));
+                self.ops.len() as u32 - 1
+            }
+        }
+    }
+
+    fn op(&mut self, index: u32) -> &mut StripeOp {
+        self.ops[index as usize].as_mut().expect("live stripe op")
+    }
+
+    /// The op holds its stripe's lock now: plan it and send its first phase.
+    fn start_op(&mut self, index: u32) {
+        let op = self.op(index).clone();
+        if self.lost() {
+            self.io.members.state_mut(op.parent).status = Status::DeviceFailed;
+            self.finish_op(index);
+            return;
+        }
+        if op.operation == Operation::Trim
+            && op.range.sectors == self.layout.stripe_data_sectors(op.stripe)
+        {
+            return self.trim_stripe(index);
+        }
+        let failed = self.failed_one();
+        let cache = &self.cache;
+        let stripe = op.stripe;
+        let cached = |member: MemberIndex, _: Lbn, _: Sectors| cache.knows(stripe, member);
+        plan_write_into(
+            &self.layout,
+            op.stripe,
+            op.range,
+            failed,
+            &cached,
+            self.options.write_choice,
+            &mut self.write_plan,
+        )
+        .expect("stripe range from the layout");
+        let plan = &self.write_plan;
+        let mut touched = plan.reads.clone();
+        touched.extend_from_slice(&plan.writes);
+        self.op(index).touched = touched;
+        if self.write_plan.reads.is_empty() {
+            self.send_writes(index);
+        } else {
+            self.extents.extend_from_slice(&self.write_plan.reads);
+            let sent = self.send_extents(
+                op.parent,
+                Operation::Read,
+                false,
+                Tag::OldData { op: index },
+            );
+            let op = self.op(index);
+            op.phase = Phase::Reading;
+            op.outstanding = sent;
+        }
+    }
+
+    /// A whole-stripe trim: every unit trimmed (parity of zeros is zeros).
+    fn trim_stripe(&mut self, index: u32) {
+        let (parent, stripe, fua) = {
+            let op = self.op(index);
+            (op.parent, op.stripe, op.force_unit_access)
+        };
+        for member in 0..self.layout.members() {
+            let unit = self.layout.unit(stripe, MemberIndex(member));
+            self.extents
+                .push(unit.extent(MemberIndex(member), Sectors(0), unit.used));
+        }
+        self.op(index).touched = self.extents.clone();
+        let sent = self.send_extents(parent, Operation::Trim, fua, Tag::NewData { op: index });
+        self.after_send(index, Phase::Writing, sent);
+    }
+
+    fn send_writes(&mut self, index: u32) {
+        let (parent, operation, fua) = {
+            let op = self.op(index);
+            (op.parent, op.operation, op.force_unit_access)
+        };
+        // A partial trim writes zeros: a write, as far as the members know.
+        let operation = if operation == Operation::Trim {
+            Operation::Write
+        } else {
+            operation
+        };
+        self.extents.extend_from_slice(&self.write_plan.writes);
+        let sent = self.send_extents(parent, operation, fua, Tag::NewData { op: index });
+        self.after_send(index, Phase::Writing, sent);
+    }
+
+    fn after_send(&mut self, index: u32, phase: Phase, sent: u32) {
+        let op = self.op(index);
+        op.phase = phase;
+        op.outstanding = sent;
+        if sent == 0 {
+            self.finish_op(index);
+        }
+    }
+
+    /// The op is done: the cache learns its units, its parent loses a hold, the
+    /// next op waiting for the stripe starts.
+    fn finish_op(&mut self, index: u32) {
+        let op = self.ops[index as usize].take().expect("live stripe op");
+        self.free_ops.push(index);
+        for extent in &op.touched {
+            let unit = self.layout.unit(op.stripe, extent.member);
+            if extent.lbn == unit.start && extent.sectors >= unit.used {
+                self.cache.learn(op.stripe, extent.member);
+            }
+        }
+        self.io.members.release(op.parent);
+        let next = self.locks.get_mut(&op.stripe).and_then(VecDeque::pop_front);
+        match next {
+            Some(next) => self.start_op(next),
+            None => {
+                self.locks.remove(&op.stripe);
+            }
+        }
+    }
+
+    fn child_done(
+        &mut self,
+        parent: ParentId,
+        member: MemberIndex,
+        tag: Tag,
+        completion: Completion,
+    ) {
+        let failed_now = completion.status == Status::DeviceFailed;
+        if failed_now {
+            self.mark_failed(member);
+        }
+        match tag {
+            Tag::Read { attempt } => {
+                let state = *self.io.members.state(parent);
+                if !completion.status.is_ok() && attempt == state.attempt {
+                    // Re-plan the whole read around the failed member, once more.
+                    let retry = attempt < 2 && failed_now && !self.lost();
+                    if retry {
+                        self.io.members.state_mut(parent).attempt += 1;
+                        let request = self.io.members.request(parent);
+                        self.issue_read(parent, request, attempt + 1);
+                    } else {
+                        let status = if self.lost() {
+                            Status::DeviceFailed
+                        } else {
+                            completion.status
+                        };
+                        self.io.members.state_mut(parent).status = status;
+                    }
+                }
+            }
+            Tag::OldData { op } => {
+                let entry = self.op(op);
+                entry.outstanding -= 1;
+                if entry.outstanding == 0 {
+                    // Re-plan if a read found a member failed (the plan it made is
+                    // void), else write.
+                    if failed_now || !completion.status.is_ok() {
+                        self.start_op(op);
+                    } else {
+                        self.send_writes(op);
+                    }
+                }
+            }
+            Tag::NewData { op } => {
+                let entry = self.op(op);
+                entry.outstanding -= 1;
+                if entry.outstanding == 0 {
+                    if self.lost() {
+                        self.io.members.state_mut(parent).status = Status::DeviceFailed;
+                    }
+                    self.finish_op(op);
+                }
+            }
+            Tag::Flush => {}
+        }
+        let status = self.io.members.state(parent).status;
+        self.io.members.set_status(parent, status);
+    }
+}
+
+impl<D: BlockDevice, L: ParityLayout> Parity<D, L> {
+    /// Cut every extent at its member's track boundaries.
+    fn split_at_tracks(&self, extents: Vec<MemberExtent>) -> Vec<MemberExtent> {
+        let mut out = Vec::with_capacity(extents.len());
+        for mut extent in extents {
+            if let Some(map) = self.io.track_map(extent.member) {
+                while let Some(next) = map.next_boundary_after(extent.lbn) {
+                    if next >= extent.end() {
+                        break;
+                    }
+                    let head = next.sectors_since(extent.lbn);
+                    out.push(MemberExtent {
+                        sectors: head,
+                        ..extent
+                    });
+                    extent.lbn = next;
+                    extent.sectors = Sectors(extent.sectors.0 - head.0);
+                }
+            }
+            out.push(extent);
+        }
+        out
+    }
+}
+
+/// Sort extents by member and LBN and merge those that touch.
+fn coalesce(extents: &mut Vec<MemberExtent>) {
+    extents.sort_by_key(|e| (e.member, e.lbn));
+    let mut merged: Vec<MemberExtent> = Vec::with_capacity(extents.len());
+    for &extent in extents.iter() {
+        match merged.last_mut() {
+            Some(last)
+                if last.member == extent.member
+                    && last.end() >= extent.lbn
+                    && extent.sectors.0 > 0 =>
+            {
+                let end = last.end().max(extent.end());
+                last.sectors = end.sectors_since(last.lbn);
+            }
+            _ => merged.push(extent),
+        }
+    }
+    *extents = merged;
+}
+
+impl<D: BlockDevice, L: ParityLayout> BlockDevice for Parity<D, L> {
+    fn capacity(&self) -> Sectors {
+        self.layout.capacity()
+    }
+    fn submit(&mut self, request: BlockRequest) -> Result<(), DeviceError> {
+        request.check(self.capacity())?;
+        let limit = self.io.members.limits().parents;
+        let stripes = match request.operation {
+            Operation::Flush => 1,
+            _ => {
+                let first = self.layout.stripe_of(request.lbn).expect("range checked");
+                let last = self
+                    .layout
+                    .stripe_of(Lbn(request.end().0 - 1))
+                    .expect("range checked");
+                last - first + 1
+            }
+        };
+        let worst = stripes.saturating_mul(3 * u64::from(self.layout.members()));
+        if worst > u64::from(self.io.members.children_available()) || !self.io.members.has_room() {
+            return Err(DeviceError::QueueFull {
+                depth: limit as usize,
+            });
+        }
+        let parent = self
+            .io
+            .members
+            .open(request)
+            .map_err(|e| e.into_device_error(limit))?;
+        match request.operation {
+            Operation::Read => self.issue_read(parent, request, 0),
+            Operation::Flush => self.issue_flush(parent),
+            Operation::Write | Operation::Trim => self.issue_write(parent, request),
+        }
+        let status = self.io.members.state(parent).status;
+        self.io.members.set_status(parent, status);
+        self.io.members.settle(parent);
+        Ok(())
+    }
+    fn next_event_time(&self) -> Option<Nanoseconds> {
+        self.io.members.next_event_time()
+    }
+    fn advance(&mut self, now: Nanoseconds, completed: &mut Vec<Completion>) {
+        while let Some(event) = self.io.members.poll(now) {
+            match event {
+                MemberEvent::Wake { token, .. } => {
+                    let _ = self.io.take_wake(token);
+                }
+                MemberEvent::Child {
+                    parent,
+                    member,
+                    tag,
+                    completion,
+                    ..
+                } => self.child_done(parent, member, tag, completion),
+            }
+        }
+        self.io.members.drain(completed);
+    }
+    fn control(
+        &mut self,
+        now: Nanoseconds,
+        path: &[MemberIndex],
+        command: Control,
+    ) -> Result<(), ControlError> {
+        if let Some(member) = route_control(&mut self.io, "a RAID-5 volume", now, path, command)? {
+            self.mark_failed(member);
+        }
+        Ok(())
+    }
+}
