@@ -1,5 +1,6 @@
-//! `spinstack simulate`: a seeded synthetic workload on one drive, closed loop at a
-//! fixed queue depth, with response-time statistics. OWNER: engine helper.
+//! `spinstack simulate`: a seeded synthetic workload on one drive or on a volume
+//! (a RAID of drives described in a volume file), closed loop at a fixed queue
+//! depth, with response-time statistics and, for a volume, per-member traffic.
 
 use anyhow::Context;
 use serde::Serialize;
@@ -12,14 +13,19 @@ use spinstack_sim::engine::{Engine, EngineOptions};
 use spinstack_sim::stats::{ResponseStats, ResponseSummary};
 use spinstack_sim::units::{Lbn, Nanoseconds, Sectors};
 use spinstack_sim::workload::{AccessPattern, Workload, WorkloadSpec};
+use spinstack_volume::timed::DabCounters;
+use spinstack_volume::{build, config};
 use std::time::Instant;
 
 /// Arguments of `spinstack simulate`.
 #[derive(clap::Args, Debug)]
 pub struct Args {
     /// Catalog name (see `spinstack disks`) or path to a .parv / .toml drive file.
+    #[arg(long, required_unless_present = "volume", conflicts_with = "volume")]
+    disk: Option<String>,
+    /// A volume file (TOML: level, chunk, members, optional [buffer]); see the README.
     #[arg(long)]
-    disk: String,
+    volume: Option<std::path::PathBuf>,
     #[arg(long, value_enum, default_value_t = Pattern::Random)]
     pattern: Pattern,
     /// Fraction of requests that are reads, 0 to 1.
@@ -62,6 +68,9 @@ enum Policy {
 #[derive(Serialize, Debug)]
 struct Report {
     disk: String,
+    /// Present for `--volume`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    volume: Option<VolumeReport>,
     pattern: Pattern,
     read_fraction: f64,
     size_kib: u32,
@@ -76,25 +85,90 @@ struct Report {
     simulated_requests_per_wall_second: f64,
 }
 
+/// A volume's level, members and what each member received.
+#[derive(Serialize, Debug)]
+struct VolumeReport {
+    file: String,
+    level: &'static str,
+    capacity_sectors: u64,
+    members: Vec<MemberReport>,
+    /// Raw member sectors the layout leaves unused (parity levels).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    unused_sectors: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    buffer: Option<DabCounters>,
+    notes: Vec<String>,
+}
+
+#[derive(Serialize, Debug)]
+struct MemberReport {
+    name: String,
+    requests: u64,
+    sectors: u64,
+    /// Member requests that covered exactly one whole track of the member.
+    whole_track_requests: u64,
+}
+
 pub fn run(args: Args) -> anyhow::Result<()> {
-    let spec = catalog::resolve(&args.disk)
-        .with_context(|| format!("cannot load drive {:?}", args.disk))?;
     let options = DriveOptions {
-        queue_depth: Some(args.queue_depth),
+        queue_depth: args.disk.as_ref().map(|_| args.queue_depth),
         policy: args.policy.map(|policy| match policy {
             Policy::Fcfs => SchedulingPolicy::Fcfs,
             Policy::Sptf => SchedulingPolicy::Sptf,
         }),
         ..DriveOptions::default()
     };
+    if let Some(path) = &args.volume {
+        return run_volume(path, options, &args);
+    }
+    let disk = args.disk.as_deref().unwrap_or_default();
+    let spec = catalog::resolve(disk).with_context(|| format!("cannot load drive {disk:?}"))?;
     let drive = Drive::new(&spec, options)
         .with_context(|| format!("cannot build drive {:?}", spec.name))?;
-    let report = simulate(drive, &spec.name, &args)?;
+    let (report, _) = simulate(drive, &spec.name, &args)?;
     print_report(&report, args.json)
 }
 
-/// Run the workload of `args` on `device` and summarise it.
-fn simulate<D: BlockDevice>(device: D, disk: &str, args: &Args) -> anyhow::Result<Report> {
+fn run_volume(path: &std::path::Path, options: DriveOptions, args: &Args) -> anyhow::Result<()> {
+    let spec = config::read(path)?;
+    let built = build::build(&spec, &options)
+        .with_context(|| format!("cannot build the volume of {}", path.display()))?;
+    for note in &built.notes {
+        eprintln!("note: {}: {note}", path.display());
+    }
+    let name = format!("{} volume {}", spec.level.name(), path.display());
+    let (mut report, engine) = simulate(built.volume, &name, args)?;
+    let volume = &engine.devices()[0];
+    let members = built
+        .member_names
+        .iter()
+        .zip(volume.member_stats())
+        .map(|(name, stats)| MemberReport {
+            name: name.clone(),
+            requests: stats.requests,
+            sectors: stats.sectors,
+            whole_track_requests: stats.whole_track_requests,
+        })
+        .collect();
+    report.volume = Some(VolumeReport {
+        file: path.display().to_string(),
+        level: spec.level.name(),
+        capacity_sectors: volume.capacity().0,
+        members,
+        unused_sectors: volume.unused_sectors().map(|s| s.0),
+        buffer: volume.buffer_counters(),
+        notes: built.notes,
+    });
+    print_report(&report, args.json)
+}
+
+/// Run the workload of `args` on `device` and summarise it; the engine holds the
+/// device afterwards.
+fn simulate<D: BlockDevice>(
+    device: D,
+    disk: &str,
+    args: &Args,
+) -> anyhow::Result<(Report, Engine<D>)> {
     anyhow::ensure!(args.size_kib > 0, "--size-kib must be at least 1");
     anyhow::ensure!(args.queue_depth > 0, "--queue-depth must be at least 1");
     let sectors = Sectors::from_bytes(u64::from(args.size_kib) * 1024)
@@ -122,8 +196,9 @@ fn simulate<D: BlockDevice>(device: D, disk: &str, args: &Args) -> anyhow::Resul
     })
     .context("the simulation stopped")?;
     let wall_seconds = started.elapsed().as_secs_f64();
-    Ok(Report {
+    let report = Report {
         disk: disk.to_string(),
+        volume: None,
         pattern: args.pattern,
         read_fraction: args.read_fraction,
         size_kib: args.size_kib,
@@ -136,7 +211,8 @@ fn simulate<D: BlockDevice>(device: D, disk: &str, args: &Args) -> anyhow::Resul
         simulated_seconds: summary.end.as_secs_f64(),
         wall_seconds,
         simulated_requests_per_wall_second: summary.completed as f64 / wall_seconds.max(1e-9),
-    })
+    };
+    Ok((report, engine))
 }
 
 fn print_report(report: &Report, json: bool) -> anyhow::Result<()> {
@@ -166,6 +242,27 @@ fn print_report(report: &Report, json: bool) -> anyhow::Result<()> {
         report.wall_seconds,
         report.simulated_requests_per_wall_second
     );
+    if let Some(volume) = &report.volume {
+        println!(
+            "{} of {} members, {} sectors{}",
+            volume.level,
+            volume.members.len(),
+            volume.capacity_sectors,
+            volume.unused_sectors.map_or(String::new(), |s| format!(
+                " ({s} raw sectors unused by the layout)"
+            ))
+        );
+        println!("member  requests   sectors  whole-track  name");
+        for (index, member) in volume.members.iter().enumerate() {
+            println!(
+                "{index:>6}  {:>8}  {:>8}  {:>11}  {}",
+                member.requests, member.sectors, member.whole_track_requests, member.name
+            );
+        }
+        if let Some(buffer) = &volume.buffer {
+            println!("buffer: {buffer:?}");
+        }
+    }
     Ok(())
 }
 
@@ -193,7 +290,7 @@ mod tests {
     fn runs_against_fake_device() {
         let args = args(&["--count", "1000", "--queue-depth", "4", "--json"]);
         let device = FixedServiceDevice::new(Sectors(1 << 24), Nanoseconds(2_000_000), 16);
-        let report = simulate(device, "fake", &args).unwrap();
+        let (report, _) = simulate(device, "fake", &args).unwrap();
         assert_eq!(report.completed, 1000);
         assert!(
             (report.response.p50_ms - 8.0).abs() < 0.05,

@@ -34,5 +34,7 @@
 //! given track by track), reshaping, or which copy a mirrored read should use (read
 //! balancing is the caller's policy).
 
+pub mod build;
+pub mod config;
 pub mod map;
 pub mod timed;

@@ -1,0 +1,75 @@
+use super::*;
+
+const ISSUE_EXAMPLE: &str = r#"
+level = "raid5"          # single | raid0 | raid1 | raid10 | raid5 | raid5-track-aligned
+chunk = "4KiB"           # raid0 / raid10 / raid5
+members = ["maxtor10kv-czk", "maxtor10kv-c0k", "maxtor10kv-7gk", "maxtor10kv-s0k", "maxtor10kv-czk"]
+[buffer]                 # optional: a DMA-aligned buffer over the volume
+block = "128KiB"
+blocks = 64
+policy = "write-back"    # or write-through
+"#;
+
+// Proves the issue's example file reads as written, with the defaults filled in.
+#[test]
+fn the_documented_example_parses() {
+    let spec = parse(ISSUE_EXAMPLE, "v.toml").unwrap();
+    assert_eq!(spec.level, Level::Raid5);
+    assert_eq!(spec.chunk, Some(Sectors(8)));
+    assert_eq!(spec.members.len(), 5);
+    assert_eq!(
+        spec.buffer,
+        Some(BufferSpec {
+            block: Sectors(256),
+            blocks: 64,
+            policy: DabPolicy::WriteBack
+        })
+    );
+    assert_eq!(spec.host, HostCost::windows2000_device_io());
+    assert!(!spec.fill_in_parity);
+}
+
+fn error_of(text: &str) -> ConfigError {
+    parse(text, "bad.toml").unwrap_err()
+}
+
+// Proves each kind of bad file is an error naming the file, the line of the
+// value at fault and the problem.
+#[test]
+fn bad_files_name_file_line_and_problem() {
+    let cases: &[(&str, usize, &str)] = &[
+        ("level = \"raid6\"\nmembers = [\"a\", \"b\", \"c\"]\n", 1, "not one of"),
+        ("level = \"raid5\"\nchunk = \"4KiB\"\nmembers = [\"a\", \"b\"]\n", 3, "at least 3 members"),
+        ("level = \"raid0\"\nchunk = \"1000B\"\nmembers = [\"a\", \"b\"]\n", 2, "not a whole number"),
+        ("level = \"raid0\"\nchunk = \"4 parsecs\"\nmembers = [\"a\", \"b\"]\n", 2, "unit"),
+        ("level = \"raid0\"\nmembers = [\"a\", \"b\"]\n", 1, "needs a chunk"),
+        ("level = \"raid1\"\nchunk = \"4KiB\"\nmembers = [\"a\", \"b\"]\n", 2, "does not apply"),
+        ("level = \"raid1\"\nmembers = [\"a\", \"b\"]\nspeed = 3\n", 3, "unknown field"),
+        ("level = \"raid10\"\nchunk = 4096\nmembers = [\"a\", \"b\", \"c\"]\ncopies = 4\n", 4, "out of range"),
+        ("level = \"raid1\"\nmembers = [\"a\", \"\"]\n", 2, "drive name"),
+        ("level = \"raid1\"\nmembers = [\"a\", \"b\"]\n[buffer]\nblock = \"3KB\"\n", 4, "buffer.block"),
+        ("level = \"raid1\"\nmembers = [\"a\", \"b\"]\n[buffer]\npolicy = \"later\"\n", 4, "buffer.policy"),
+        ("level = \"raid1\"\nmembers = [\"a\", \"b\"]\n[host]\nper_io_us = -1.0\nper_kib_us = 0.5\n", 4, "per_io_us"),
+        ("level = \"raid1\"\nmembers = \"a\"\n", 2, "invalid type"),
+        ("level = \"single\"\nmembers = [\"a\", \"b\"]\n", 2, "one member"),
+        ("level = raid1\n", 1, ""),
+    ];
+    for &(text, line, words) in cases {
+        let error = error_of(text);
+        assert_eq!(error.file, "bad.toml");
+        assert_eq!(error.line, line, "{text:?}: {error}");
+        assert!(error.problem.contains(words), "{text:?}: {error}");
+    }
+}
+
+// Proves sizes take the documented forms and refuse the rest.
+#[test]
+fn sizes() {
+    let size = |v: toml::Value| parse_size(&v);
+    assert_eq!(size(toml::Value::String("4KiB".into())), Ok(Sectors(8)));
+    assert_eq!(size(toml::Value::String("1 MiB".into())), Ok(Sectors(2048)));
+    assert_eq!(size(toml::Value::Integer(512)), Ok(Sectors(1)));
+    assert!(size(toml::Value::Integer(0)).is_err());
+    assert!(size(toml::Value::String("99999999999999999999GiB".into())).is_err());
+    assert!(size(toml::Value::Float(4.0)).is_err());
+}
