@@ -11,6 +11,11 @@ RULES = [
     "misses 0.20 ms), assumed: the DIXtrac-extracted Atlas 10K and Ultrastar 18ES of the",
     "same era measure 0.08-0.50 ms. Write-through cache (fast_write_level 0), read hits",
     "on write data allowed, sequential writes combined: assumed.",
+    "Read-ahead serves sequential streams: a hit on the segment being prefetched keeps the",
+    "read-ahead going and a read of the block it is about to bring waits for it (DiskSim's",
+    "'Read-ahead on idle hit' and 'Allow almost read hits', both on): assumed, as real",
+    "firmware streams from its buffer; with both off a 4 KB sequential read on a drive",
+    "whose host link is faster than its media misses by a full revolution.",
 ]
 
 NO_POWER = "power: not given by any paper; spinstack's generic defaults apply (assumed)"

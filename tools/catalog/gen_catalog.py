@@ -68,11 +68,16 @@ def firmware_toml(fw):
                  high_water_mark=0.0, watermark_by_request_size=True,
                  read_ahead=c['read_ahead'], min_read_ahead_sectors=0,
                  max_read_ahead_sectors=c['segment_sectors'], read_ahead_over_requested=0,
-                 read_ahead_on_idle_hit=False,
+                 # A sequential stream keeps the read-ahead going: a hit on the
+                 # prefetching segment continues it, and a read of the very block
+                 # the read-ahead is about to bring waits for it instead of
+                 # missing by a revolution (DiskSim's 'Read-ahead on idle hit' and
+                 # 'Allow almost read hits'; real firmware streams from its buffer).
+                 read_ahead_on_idle_hit=True,
                  # Reading the sectors that pass under the head before the target is
                  # zero-latency access in effect: only drives that have it do it.
                  read_any_free_blocks=fw['zero_latency'],
-                 allow_almost_read_hits=False, read_hits_on_write_data=True,
+                 allow_almost_read_hits=True, read_hits_on_write_data=True,
                  fast_write_level=0, combine_sequential_writes=True,
                  stop_prefetch_in_sector=False, disconnect_write_if_seek=False,
                  write_hit_stops_prefetch=True, read_directly_to_buffer=True,

@@ -147,3 +147,38 @@ fn failed_drive_answers_device_failed() {
         .iter()
         .all(|c| c.status == Status::DeviceFailed && c.drive.is_none()));
 }
+
+// Regression test (found building the DMA-buffer experiment of issue 8): on a drive
+// whose host link is faster than its media (the DJNA-371350 on ATA/66), 4 KB
+// sequential reads must stream from the read-ahead, well under a revolution each;
+// with DiskSim's 'Allow almost read hits' and 'Read-ahead on idle hit' off (as
+// the hand-made catalog had them) each one missed by a full revolution (8.6 ms).
+#[test]
+fn sequential_reads_stream_from_read_ahead() {
+    let spec = spinstack_disk::catalog::get("djna371350").expect("catalog drive");
+    let mean_ms = |spec: &spinstack_disk::DriveSpec| {
+        let mut engine = Engine::new(EngineOptions::default());
+        engine.add_device(Drive::new(spec, DriveOptions::default()).expect("drive builds"));
+        let script = (0..2000)
+            .map(|k| Issue::new(Operation::Read, Lbn(8 * k), Sectors(8)))
+            .collect();
+        let done = play(&mut engine, script);
+        done.iter()
+            .map(|c| c.response_time().as_ms_f64())
+            .sum::<f64>()
+            / done.len() as f64
+    };
+    let streaming = mean_ms(&spec);
+    let revolution_ms = 60_000.0 / f64::from(spec.mechanics.rpm);
+    assert!(
+        streaming < 0.1 * revolution_ms,
+        "{streaming:.3} ms per 4 KB read"
+    );
+    let mut off = spec.clone();
+    off.firmware.cache.allow_almost_read_hits = false;
+    off.firmware.cache.read_ahead_on_idle_hit = false;
+    assert!(
+        mean_ms(&off) > 0.9 * revolution_ms,
+        "the flags are what makes the difference"
+    );
+}

@@ -38,6 +38,9 @@ pub struct Firmware {
     pub read_ahead_on_idle_hit: bool,
     pub read_any_free_blocks: bool,
     pub read_hits_on_write_data: bool,
+    /// A read whose first block is the next one the running read-ahead will bring
+    /// counts as a (partial) hit on it (DiskSim's `Allow almost read hits`).
+    pub almost_read_hits: bool,
     pub write_back: bool,
     pub combine_sequential_writes: bool,
     pub immediate_read: bool,
@@ -93,6 +96,7 @@ impl Firmware {
             read_ahead_on_idle_hit: c.read_ahead_on_idle_hit,
             read_any_free_blocks: c.read_any_free_blocks && caching,
             read_hits_on_write_data: c.read_hits_on_write_data,
+            almost_read_hits: c.allow_almost_read_hits && caching,
             write_back: c.fast_write_level >= 1 && caching,
             combine_sequential_writes: c.combine_sequential_writes,
             immediate_read: spec.immediate_buffer_read || (c.read_any_free_blocks && caching),

@@ -341,6 +341,9 @@ impl Drive {
         let mut best: Option<(usize, bool)> = None;
         for i in 0..self.cache.segments.len() {
             if self.block_ready(i, lbn).is_none_or(|t| t > t0) {
+                if self.almost_hit(i, lbn, t0) {
+                    best = best.or(Some((i, false)));
+                }
                 continue;
             }
             let whole = (lbn..end).all(|b| self.block_ready(i, b).is_some_and(|t| t <= t0));
@@ -349,6 +352,21 @@ impl Drive {
             }
         }
         best
+    }
+
+    /// Whether `lbn` is the next block the read-ahead running on segment `i` will
+    /// bring after `t0` (with `Allow almost read hits`): the block before it is in
+    /// by then and `lbn` is planned (DiskSim `src/disksim_diskcache.c:830-839`).
+    fn almost_hit(&self, i: usize, lbn: u64, t0: Picoseconds) -> bool {
+        let prefetching = self
+            .job
+            .as_ref()
+            .is_some_and(|j| j.kind == JobKind::Prefetch && j.segment == i);
+        self.firmware.almost_read_hits
+            && prefetching
+            && lbn > 0
+            && self.block_ready(i, lbn - 1).is_some_and(|t| t <= t0)
+            && self.block_ready(i, lbn).is_some()
     }
 
     pub(super) fn serve_read(
