@@ -12,6 +12,11 @@ pub enum Tolerance {
     /// is zero (a relative bound would be meaningless there) or a range (paper = its
     /// midpoint, value = its half-width).
     Absolute(f64),
+    /// The paper states a direction, not a number: ours must exceed `paper` (the
+    /// bound, e.g. a ratio of 1 for "improves").
+    GreaterThan,
+    /// Ours must stay below `paper`.
+    LessThan,
 }
 
 impl Tolerance {
@@ -25,6 +30,8 @@ impl Tolerance {
         match self {
             Tolerance::Relative(fraction) => (ours - paper).abs() <= fraction * paper.abs(),
             Tolerance::Absolute(bound) => (ours - paper).abs() <= bound,
+            Tolerance::GreaterThan => ours > paper,
+            Tolerance::LessThan => ours < paper,
         }
     }
 
@@ -33,6 +40,8 @@ impl Tolerance {
         match self {
             Tolerance::Relative(fraction) => format!("±{}%", format_number(fraction * 100.0)),
             Tolerance::Absolute(bound) => format!("±{} {unit}", format_number(bound)),
+            Tolerance::GreaterThan => "above the bound".to_string(),
+            Tolerance::LessThan => "below the bound".to_string(),
         }
     }
 }
@@ -77,6 +86,16 @@ impl Claim {
             tolerance,
             within: tolerance.accepts(paper, ours),
             explanation: String::new(),
+        }
+    }
+
+    /// The paper's side as printed in tables: its number, or "> bound" / "< bound"
+    /// where the paper states a direction.
+    pub fn paper_text(&self) -> String {
+        match self.tolerance {
+            Tolerance::GreaterThan => format!("> {}", format_number(self.paper)),
+            Tolerance::LessThan => format!("< {}", format_number(self.paper)),
+            _ => format_number(self.paper),
         }
     }
 
@@ -139,5 +158,11 @@ mod tests {
         assert_eq!(format_number(0.73), "0.73");
         assert_eq!(format_number(13.9), "13.9");
         assert_eq!(format_number(1024.0), "1024");
+        assert!(
+            Tolerance::GreaterThan.accepts(1.0, 1.5) && !Tolerance::GreaterThan.accepts(1.0, 1.0)
+        );
+        assert!(
+            Tolerance::LessThan.accepts(0.5, 0.2) && !Tolerance::LessThan.accepts(0.5, f64::NAN)
+        );
     }
 }

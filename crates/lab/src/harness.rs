@@ -126,7 +126,7 @@ pub fn claims_table(claims: &[Claim]) -> String {
             "| {} ({}) | {} {} | {} {} | {} | {} |\n",
             claim.claim,
             claim.source,
-            format_number(claim.paper),
+            claim.paper_text(),
             claim.unit,
             format_number(claim.ours),
             claim.unit,

@@ -198,7 +198,7 @@ fn claims_html(claims: &[Claim]) -> String {
             "<tr><td>{} ({})</td><td>{} {}</td><td>{} {}</td><td>{}</td><td>{verdict}</td></tr>\n",
             escape(&c.claim),
             escape(&c.source),
-            format_number(c.paper),
+            c.paper_text(),
             escape(&c.unit),
             format_number(c.ours),
             escape(&c.unit),

@@ -73,11 +73,16 @@ pub enum MemberEvent<T> {
     Wake { token: u64, at: Nanoseconds },
 }
 
-/// Requests and sectors sent to one member.
+/// Requests and sectors sent to one member, and the time they took there.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
 pub struct MemberCounters {
     pub requests: u64,
     pub sectors: u64,
+    /// Requests the member has completed.
+    pub completed: u64,
+    /// Sum of their response times at the member (arrival there to completion):
+    /// the member's head time when it serves one request at a time.
+    pub service: Nanoseconds,
 }
 
 #[derive(Clone, Debug)]
@@ -658,6 +663,9 @@ impl<D: BlockDevice, T: Copy, P: Default> Members<D, T, P> {
     fn child_done(&mut self, done: DeviceCompletion) {
         let member = MemberIndex(done.device.0);
         let completion = done.completion;
+        let counters = &mut self.counters[member.index()];
+        counters.completed += 1;
+        counters.service += completion.response_time();
         let slot = completion.request.id.0 as usize;
         let child = self
             .children

@@ -220,6 +220,18 @@ impl Volume {
         }
     }
 
+    /// Host CPU time spent so far: device I/O set-up in the level, plus the
+    /// buffer's memory copies.
+    pub fn host_busy(&self) -> Nanoseconds {
+        match self {
+            Volume::Striped(v) => v.host_busy(),
+            Volume::Mirrored(v) => v.host_busy(),
+            Volume::Raid5(v) => v.host_busy(),
+            Volume::TrackAligned(v) => v.host_busy(),
+            Volume::Buffered(b) => b.host_busy() + b.below().host_busy(),
+        }
+    }
+
     /// The buffer's counters, when the volume has one.
     pub fn buffer_counters(&self) -> Option<DabCounters> {
         match self {

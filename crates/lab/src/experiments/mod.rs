@@ -6,6 +6,7 @@ use crate::LabError;
 
 pub mod boundary_test;
 pub mod common;
+pub mod dab_iometer;
 pub mod excluded_blocks;
 pub mod fig1_efficiency;
 pub mod fig3_rotational_latency;
@@ -29,6 +30,7 @@ pub fn all() -> Vec<&'static dyn Experiment> {
         &excluded_blocks::ExcludedBlocks,
         &boundary_test::BoundaryTest,
         &zero_latency_test::ZeroLatencyTest,
+        &dab_iometer::DabIometer,
     ]
 }
 

@@ -47,13 +47,18 @@ impl PlugPolicy {
     }
 }
 
-/// Requests, sectors and whole-track requests sent to one member.
+/// What one member was sent and how long it took.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
 pub struct MemberStats {
     pub requests: u64,
     pub sectors: u64,
     /// Member requests that cover exactly one whole track of the member.
     pub whole_track_requests: u64,
+    /// Member requests that cross a track boundary of the member.
+    pub track_crossing_requests: u64,
+    /// Requests the member completed, and the sum of their response times there.
+    pub completed: u64,
+    pub service: Nanoseconds,
 }
 
 /// Wake-up tokens at or above this are the plug's (member index below it).
@@ -77,6 +82,7 @@ pub struct MemberIo<D: BlockDevice, T: Copy, P> {
     pub members: Members<D, T, P>,
     tracks: Vec<Option<TrackMap>>,
     whole_tracks: Vec<u64>,
+    crossings: Vec<u64>,
     cpu: HostCpu,
     plug: Option<PlugPolicy>,
     queues: Vec<Vec<Plugged<T>>>,
@@ -100,6 +106,7 @@ impl<D: BlockDevice, T: Copy, P: Default> MemberIo<D, T, P> {
             members: Members::new(members, limits),
             tracks,
             whole_tracks: vec![0; count],
+            crossings: vec![0; count],
             cpu: HostCpu::new(host),
             plug,
             queues: (0..count).map(|_| Vec::new()).collect(),
@@ -120,14 +127,23 @@ impl<D: BlockDevice, T: Copy, P: Default> MemberIo<D, T, P> {
         self.members
             .counters()
             .iter()
-            .zip(&self.whole_tracks)
-            .map(
-                |(&MemberCounters { requests, sectors }, &whole)| MemberStats {
+            .zip(self.whole_tracks.iter().zip(&self.crossings))
+            .map(|(counters, (&whole, &crossing))| {
+                let MemberCounters {
+                    requests,
+                    sectors,
+                    completed,
+                    service,
+                } = *counters;
+                MemberStats {
                     requests,
                     sectors,
                     whole_track_requests: whole,
-                },
-            )
+                    track_crossing_requests: crossing,
+                    completed,
+                    service,
+                }
+            })
             .collect()
     }
 
@@ -294,10 +310,14 @@ impl<D: BlockDevice, T: Copy, P: Default> MemberIo<D, T, P> {
         parts: &[(ParentId, T)],
     ) -> Result<(), MembersError> {
         if let Some(map) = self.tracks.get(member.index()).and_then(Option::as_ref) {
-            if issue.operation != Operation::Flush
-                && map.whole_tracks(issue.lbn, issue.sectors) == Some(1)
-            {
-                self.whole_tracks[member.index()] += 1;
+            if issue.operation != Operation::Flush {
+                if map.whole_tracks(issue.lbn, issue.sectors) == Some(1) {
+                    self.whole_tracks[member.index()] += 1;
+                }
+                let end = issue.lbn.offset(issue.sectors);
+                if map.next_boundary_after(issue.lbn).is_some_and(|b| b < end) {
+                    self.crossings[member.index()] += 1;
+                }
             }
         }
         let at = self.cpu.run(self.members.now(), issue.sectors);

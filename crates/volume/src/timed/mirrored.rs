@@ -134,6 +134,10 @@ impl<D: BlockDevice> Mirrored<D> {
     pub fn stats(&self) -> Vec<MemberStats> {
         self.io.stats()
     }
+    /// Host CPU time spent on device I/Os so far.
+    pub fn host_busy(&self) -> Nanoseconds {
+        self.io.host_busy()
+    }
     pub fn failed_members(&self) -> Vec<MemberIndex> {
         (0..self.failed.len() as u32)
             .filter(|&m| self.failed[m as usize])

@@ -1,7 +1,7 @@
 use super::common::*;
 use spinstack_sim::request::{Operation, Status};
 use spinstack_sim::units::{Nanoseconds, Sectors};
-use spinstack_volume::timed::{HostCost, MemberStats, Striped};
+use spinstack_volume::timed::{HostCost, Striped};
 
 // Proves a RAID-0 read spanning four chunks goes to four members at once and
 // completes with the last of them; a flush reaches every member; a single drive
@@ -22,14 +22,12 @@ fn raid0_pieces_and_flush() {
     assert_eq!(stats[0].sectors, 4 + 4);
     let single = Striped::single(fixed(1).remove(0), None, HostCost::NONE, None).unwrap();
     let (engine, _) = play(single, vec![issue(Operation::Write, 100, 500)], 1);
+    let member = engine.devices()[0].stats()[0];
     assert_eq!(
-        engine.devices()[0].stats()[0],
-        MemberStats {
-            requests: 1,
-            sectors: 500,
-            whole_track_requests: 0
-        }
+        (member.requests, member.sectors, member.completed),
+        (1, 500, 1)
     );
+    assert_eq!(member.service, Nanoseconds(SERVICE_NS));
 }
 
 // Proves the host cost is paid per member request on one CPU: four member
