@@ -80,9 +80,11 @@ pub struct MemberCounters {
     pub sectors: u64,
     /// Requests the member has completed.
     pub completed: u64,
-    /// Sum of their response times at the member (arrival there to completion):
-    /// the member's head time when it serves one request at a time.
+    /// Sum of their response times at the member (arrival there to completion).
     pub service: Nanoseconds,
+    /// Time the member had at least one request outstanding: its head time, also
+    /// when requests queue there.
+    pub busy: Nanoseconds,
 }
 
 #[derive(Clone, Debug)]
@@ -170,6 +172,8 @@ pub struct Members<D: BlockDevice, T: Copy, P = ()> {
     /// Parents completed, in completion order, for `drain`.
     finished: VecDeque<Completion>,
     counters: Vec<MemberCounters>,
+    /// Per member: since when it has had requests outstanding (None: idle).
+    busy_since: Vec<Option<Nanoseconds>>,
 }
 
 /// Index of delayed work in `delayed_work` (the heap holds only plain data).
@@ -231,6 +235,7 @@ impl<D: BlockDevice, T: Copy, P: Default> Members<D, T, P> {
             maybe_done: Vec::new(),
             finished: VecDeque::new(),
             counters: vec![MemberCounters::default(); count],
+            busy_since: vec![None; count],
         }
     }
 
@@ -512,6 +517,10 @@ impl<D: BlockDevice, T: Copy, P: Default> Members<D, T, P> {
             force_unit_access: issue.force_unit_access,
         };
         let member = child.member;
+        let since = &mut self.busy_since[member.index()];
+        if since.is_none() {
+            *since = Some(self.engine.now());
+        }
         let counters = &mut self.counters[member.index()];
         counters.requests += 1;
         counters.sectors += issue.sectors.0;
@@ -666,6 +675,11 @@ impl<D: BlockDevice, T: Copy, P: Default> Members<D, T, P> {
         let counters = &mut self.counters[member.index()];
         counters.completed += 1;
         counters.service += completion.response_time();
+        if self.outstanding_at(member) == 0 {
+            if let Some(since) = self.busy_since[member.index()].take() {
+                self.counters[member.index()].busy += completion.done - since;
+            }
+        }
         let slot = completion.request.id.0 as usize;
         let child = self
             .children

@@ -13,6 +13,7 @@ pub mod fig3_rotational_latency;
 pub mod fig6_head_time;
 pub mod fig7_breakdown;
 pub mod fig8_variance;
+pub mod raid5_alignment;
 pub mod writes;
 pub mod zero_latency_matters;
 pub mod zero_latency_test;
@@ -31,6 +32,7 @@ pub fn all() -> Vec<&'static dyn Experiment> {
         &boundary_test::BoundaryTest,
         &zero_latency_test::ZeroLatencyTest,
         &dab_iometer::DabIometer,
+        &raid5_alignment::Raid5Alignment,
     ]
 }
 

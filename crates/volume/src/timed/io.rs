@@ -59,6 +59,8 @@ pub struct MemberStats {
     /// Requests the member completed, and the sum of their response times there.
     pub completed: u64,
     pub service: Nanoseconds,
+    /// Time the member had requests outstanding (its head time).
+    pub busy: Nanoseconds,
 }
 
 /// Wake-up tokens at or above this are the plug's (member index below it).
@@ -134,6 +136,7 @@ impl<D: BlockDevice, T: Copy, P: Default> MemberIo<D, T, P> {
                     sectors,
                     completed,
                     service,
+                    busy,
                 } = *counters;
                 MemberStats {
                     requests,
@@ -142,6 +145,7 @@ impl<D: BlockDevice, T: Copy, P: Default> MemberIo<D, T, P> {
                     track_crossing_requests: crossing,
                     completed,
                     service,
+                    busy,
                 }
             })
             .collect()
