@@ -26,12 +26,19 @@
 //! - bad input (too few members, zero chunk, LBN out of range, ...) is an error,
 //!   never a panic.
 //!
-//! **What it does not model (yet).** Timing, bytes and buffers: the simulated-time
-//! RAID (`timed`), the real-bytes RAID (`bytes`) and the DMA-aligned buffer
-//! (`buffer`) are separate modules to come. Nor does it model md's other parity
+//! **Real bytes.** [`bytes`] runs the same maps and plans over real stores
+//! (`spinstack_store::BlockStore` members): RAID-0, n-way RAID-1, RAID-10 near and
+//! RAID-5 over any parity layout, each itself a `BlockStore` so layers stack; member
+//! failure, degraded operation and rebuild as a documented state machine; scrub; a
+//! write-intent record against the write hole, resynced at assembly; and the
+//! DMA-aligned buffer (DAB) of Shi et al. over any store.
+//!
+//! **What it does not model (yet).** Timing: the simulated-time RAID (`timed`) is a
+//! separate module to come. Nor does it model md's other parity
 //! layouts (left-asymmetric, right-*, RAID-6), RAID-10 "far"/"offset" copies,
 //! members of unequal size (except in the track-aligned layout, whose members are
 //! given track by track), reshaping, or which copy a mirrored read should use (read
 //! balancing is the caller's policy).
 
+pub mod bytes;
 pub mod map;
