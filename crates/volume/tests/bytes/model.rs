@@ -4,8 +4,8 @@
 //! alignment) and compares every read byte for byte with the reference. Redundant
 //! levels also lose a random member at a random point, carry on degraded, get a
 //! replacement (full of garbage) later and rebuild it in small steps interleaved with
-//! the operations, still comparing; at the end the rebuild is finished, the whole
-//! volume compared, and a scrub must find no mismatch. `VOLUME_MODEL_OPS` sets the
+//! the operations, still comparing; a scrub right after the rebuild and another at the
+//! end (after the whole volume is compared) must find no mismatch. `VOLUME_MODEL_OPS` sets the
 //! operations per level (default 10,000), `VOLUME_MODEL_SEED` the seed.
 
 use crate::common::{env_u64, memories, memory, member_sectors, Array, Rng, SECTOR};
@@ -62,8 +62,14 @@ fn run_model(name: &str, array: &mut dyn Array, stripe_sectors: u64, salt: u64) 
                 array.replace(plan.member, &mut rng);
             }
         }
-        if matches!(array.status().state, ArrayState::Rebuilding { .. }) && rng.below(4) == 0 {
-            array.rebuild(rng.range(1, 3));
+        // One unit every ~12 operations: the rebuild spans hundreds of operations.
+        if matches!(array.status().state, ArrayState::Rebuilding { .. }) && rng.below(12) == 0 {
+            array.rebuild(1);
+            // Right after the rebuild, before later writes overwrite what it missed.
+            if array.status().state == ArrayState::Healthy {
+                let report = array.scrub();
+                assert!(report.mismatches.is_empty(), "{}: after rebuild {report:?}", context(op));
+            }
         }
         let sectors = rng.range(1, max_sectors);
         let lbn = Lbn(rng.below(capacity - sectors + 1));
@@ -149,14 +155,14 @@ fn raid0_matches_reference() {
 // Proves a 2-way mirror serves correct data healthy, degraded, rebuilding and after.
 #[test]
 fn raid1_two_copies_matches_reference() {
-    let mut volume = Raid1Volume::new(memories(2, 1536)).unwrap();
+    let mut volume = Raid1Volume::new(memories(2, 4096)).unwrap();
     run_model("RAID-1x2", &mut volume, 128, 2);
 }
 
 // Proves the same for a 3-way mirror.
 #[test]
 fn raid1_three_copies_matches_reference() {
-    let mut volume = Raid1Volume::new(memories(3, 1536)).unwrap();
+    let mut volume = Raid1Volume::new(memories(3, 4096)).unwrap();
     run_model("RAID-1x3", &mut volume, 128, 3);
 }
 
