@@ -23,7 +23,11 @@ pub(crate) fn is_member_failure(error: &StoreError) -> bool {
 }
 
 /// Checks a data-path request: whole sectors inside `capacity`.
-pub(crate) fn check_request(capacity: Sectors, lbn: Lbn, len: usize) -> Result<Sectors, StoreError> {
+pub(crate) fn check_request(
+    capacity: Sectors,
+    lbn: Lbn,
+    len: usize,
+) -> Result<Sectors, StoreError> {
     check_buffer(capacity, lbn, len)
 }
 
@@ -45,23 +49,40 @@ impl<S: BlockStore> Members<S> {
         self.stores.len() as u32
     }
 
-    fn store(&mut self, member: MemberIndex, operation: &'static str) -> Result<&mut S, StoreError> {
+    fn store(
+        &mut self,
+        member: MemberIndex,
+        operation: &'static str,
+    ) -> Result<&mut S, StoreError> {
         self.stores
             .get_mut(member.index())
             .and_then(Option::as_mut)
             .ok_or(StoreError::Failed { operation })
     }
 
-    pub fn read(&mut self, member: MemberIndex, lbn: Lbn, buf: &mut [u8]) -> Result<(), StoreError> {
-        self.store(member, "read of a missing member")?.read(lbn, buf)
+    pub fn read(
+        &mut self,
+        member: MemberIndex,
+        lbn: Lbn,
+        buf: &mut [u8],
+    ) -> Result<(), StoreError> {
+        self.store(member, "read of a missing member")?
+            .read(lbn, buf)
     }
 
     pub fn write(&mut self, member: MemberIndex, lbn: Lbn, buf: &[u8]) -> Result<(), StoreError> {
-        self.store(member, "write to a missing member")?.write(lbn, buf)
+        self.store(member, "write to a missing member")?
+            .write(lbn, buf)
     }
 
-    pub fn trim(&mut self, member: MemberIndex, lbn: Lbn, sectors: Sectors) -> Result<(), StoreError> {
-        self.store(member, "trim of a missing member")?.trim(lbn, sectors)
+    pub fn trim(
+        &mut self,
+        member: MemberIndex,
+        lbn: Lbn,
+        sectors: Sectors,
+    ) -> Result<(), StoreError> {
+        self.store(member, "trim of a missing member")?
+            .trim(lbn, sectors)
     }
 
     pub fn flush(&mut self, member: MemberIndex) -> Result<(), StoreError> {
@@ -178,8 +199,16 @@ pub(crate) fn region_count(capacity: Sectors, region_sectors: Sectors) -> u64 {
 
 impl<S: BlockStore> Intent<S> {
     /// A new, clean record for a volume of `capacity` sectors.
-    pub fn create(store: S, region_sectors: Sectors, capacity: Sectors) -> Result<Intent<S>, VolumeError> {
-        let record = WriteIntent::create(store, region_sectors, region_count(capacity, region_sectors))?;
+    pub fn create(
+        store: S,
+        region_sectors: Sectors,
+        capacity: Sectors,
+    ) -> Result<Intent<S>, VolumeError> {
+        let record = WriteIntent::create(
+            store,
+            region_sectors,
+            region_count(capacity, region_sectors),
+        )?;
         Ok(Intent { record, capacity })
     }
 
@@ -204,7 +233,9 @@ impl<S: BlockStore> Intent<S> {
     /// [`Intent::end`].
     pub fn begin(&mut self, lbn: Lbn, sectors: Sectors) -> Result<Range<u64>, StoreError> {
         let regions = self.record.regions_touching(lbn, sectors);
-        self.record.begin_range(regions.clone()).map_err(intent_to_store)?;
+        self.record
+            .begin_range(regions.clone())
+            .map_err(intent_to_store)?;
         Ok(regions)
     }
 
@@ -231,7 +262,9 @@ impl<S: BlockStore> Intent<S> {
     ) -> Result<(), StoreError> {
         let ticket = self.record.start_data_flush();
         flush_members()?;
-        self.record.finish_data_flush(ticket).map_err(intent_to_store)?;
+        self.record
+            .finish_data_flush(ticket)
+            .map_err(intent_to_store)?;
         Ok(())
     }
 

@@ -132,7 +132,10 @@ impl Health {
                 cursor,
                 ..
             } if *rebuilding == member => Liveness::LiveBelow(*cursor),
-            state if self.failed().contains(&member) || matches!(state, ArrayState::Failed { .. }) => {
+            state
+                if self.failed().contains(&member)
+                    || matches!(state, ArrayState::Failed { .. }) =>
+            {
                 Liveness::Dead
             }
             _ => Liveness::Live,

@@ -139,7 +139,11 @@ impl<S: BlockStore, M: CopyLayout> MirrorVolume<S, M> {
 
     /// Puts `store` in place of failed `member` and starts rebuilding it; returns the
     /// old store. The array must be degraded with `member` failed.
-    pub fn replace_member(&mut self, member: MemberIndex, store: S) -> Result<Option<S>, VolumeError> {
+    pub fn replace_member(
+        &mut self,
+        member: MemberIndex,
+        store: S,
+    ) -> Result<Option<S>, VolumeError> {
         self.members.check_member(member)?;
         let needed = self.map.member_used();
         if store.capacity() < needed {
@@ -165,9 +169,7 @@ impl<S: BlockStore, M: CopyLayout> MirrorVolume<S, M> {
     pub fn rebuild_step(&mut self, max_rows: u64) -> Result<u64, VolumeError> {
         let mut done = 0;
         while done < max_rows {
-            let ArrayState::Rebuilding { member, cursor, .. } =
-                *self.members.health.state()
-            else {
+            let ArrayState::Rebuilding { member, cursor, .. } = *self.members.health.state() else {
                 break;
             };
             self.rebuild_row(member, cursor)?;
@@ -232,7 +234,12 @@ impl<S: BlockStore, M: CopyLayout> MirrorVolume<S, M> {
 
     /// Reads `buf.len()` bytes from volume `lbn`, each piece from copy `copy` or, where
     /// that copy is not live, a later one.
-    pub(crate) fn read_copies(&mut self, lbn: Lbn, buf: &mut [u8], copy: u32) -> Result<(), StoreError> {
+    pub(crate) fn read_copies(
+        &mut self,
+        lbn: Lbn,
+        buf: &mut [u8],
+        copy: u32,
+    ) -> Result<(), StoreError> {
         self.members.check_usable(FAILED)?;
         if copy >= self.map.copies() {
             return Err(array_failed(FAILED));
@@ -244,11 +251,15 @@ impl<S: BlockStore, M: CopyLayout> MirrorVolume<S, M> {
         let result = pieces.iter().try_for_each(|piece| {
             let out = &mut buf[bytes(piece.offset.0)..][..bytes(piece.extent.sectors.0)];
             if self.live_sectors(piece) == piece.extent.sectors.0 {
-                match self.members.read(piece.extent.member, piece.extent.lbn, out) {
+                match self
+                    .members
+                    .read(piece.extent.member, piece.extent.lbn, out)
+                {
                     Ok(()) => return Ok(()),
                     Err(error) if is_member_failure(&error) => {
                         let map = &self.map;
-                        self.members.fail(piece.extent.member, |f| map.survives(f), FAILED)?;
+                        self.members
+                            .fail(piece.extent.member, |f| map.survives(f), FAILED)?;
                     }
                     Err(error) => return Err(error),
                 }
@@ -271,14 +282,21 @@ impl<S: BlockStore, M: CopyLayout> MirrorVolume<S, M> {
     }
 
     /// Applies `change` to every live copy of the request.
-    fn change_copies(&mut self, lbn: Lbn, sectors: Sectors, change: Change<'_>) -> Result<(), StoreError> {
+    fn change_copies(
+        &mut self,
+        lbn: Lbn,
+        sectors: Sectors,
+        change: Change<'_>,
+    ) -> Result<(), StoreError> {
         self.members.check_usable(FAILED)?;
         let mut pieces = std::mem::take(&mut self.pieces[0]);
         let mut result = Ok(());
         for copy in 0..self.map.copies() {
             let mapped = self.map.split_copy_into(lbn, sectors, copy, &mut pieces);
             debug_assert!(mapped.is_ok(), "request checked against the capacity");
-            result = pieces.iter().try_for_each(|piece| self.change_piece(piece, change));
+            result = pieces
+                .iter()
+                .try_for_each(|piece| self.change_piece(piece, change));
             if result.is_err() {
                 break;
             }

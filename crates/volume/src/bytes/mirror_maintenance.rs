@@ -89,7 +89,11 @@ impl<S: BlockStore, M: CopyLayout> MirrorVolume<S, M> {
             let mut differs = Vec::new();
             for copy in 0..self.map.copies() {
                 self.map.split_copy_into(lbn, sectors, copy, &mut pieces)?;
-                let buf = if first.is_none() { &mut reference[..len] } else { &mut other[..len] };
+                let buf = if first.is_none() {
+                    &mut reference[..len]
+                } else {
+                    &mut other[..len]
+                };
                 if !self.read_pieces(&pieces, buf)? {
                     continue;
                 }
@@ -133,7 +137,10 @@ impl<S: BlockStore, M: CopyLayout> MirrorVolume<S, M> {
                 return Ok(false);
             }
             let out = &mut buf[bytes(piece.offset.0)..][..bytes(piece.extent.sectors.0)];
-            match self.members.read(piece.extent.member, piece.extent.lbn, out) {
+            match self
+                .members
+                .read(piece.extent.member, piece.extent.lbn, out)
+            {
                 Ok(()) => {}
                 Err(error) if is_member_failure(&error) => {
                     self.fail_member(piece.extent.member)?;
@@ -160,7 +167,9 @@ impl<S: BlockStore, M: CopyLayout> MirrorVolume<S, M> {
         let mut result: Result<(), StoreError> = Ok(());
         for piece in pieces {
             let bytes_in = &data[bytes(piece.offset.0)..][..bytes(piece.extent.sectors.0)];
-            result = self.members.write(piece.extent.member, piece.extent.lbn, bytes_in);
+            result = self
+                .members
+                .write(piece.extent.member, piece.extent.lbn, bytes_in);
             if let Err(error) = &result {
                 if is_member_failure(error) {
                     self.fail_member(piece.extent.member)?;

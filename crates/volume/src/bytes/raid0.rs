@@ -4,7 +4,9 @@
 //! table in [`super::health`]) and every later request returns an error; there is no
 //! degraded mode, rebuild, scrub or write-intent record.
 
-use super::common::{bytes, check_members, check_request, common_capacity, is_member_failure, Members};
+use super::common::{
+    bytes, check_members, check_request, common_capacity, is_member_failure, Members,
+};
 use super::error::{array_failed, VolumeError};
 use super::health::VolumeStatus;
 use crate::map::{MemberIndex, Piece, Raid0Map};
@@ -47,7 +49,9 @@ impl<S: BlockStore> Raid0Volume<S> {
     /// Marks `member` failed, as if it had returned `StoreError::Failed`: the array fails.
     pub fn fail_member(&mut self, member: MemberIndex) -> Result<(), VolumeError> {
         self.members.check_member(member)?;
-        let _ = self.members.fail(member, |failed| failed.is_empty(), FAILED);
+        let _ = self
+            .members
+            .fail(member, |failed| failed.is_empty(), FAILED);
         Ok(())
     }
 
@@ -80,7 +84,9 @@ impl<S: BlockStore> Raid0Volume<S> {
         for piece in &pieces {
             if let Err(error) = op(&mut self.members, piece) {
                 if is_member_failure(&error) {
-                    let _ = self.members.fail(piece.extent.member, |f| f.is_empty(), FAILED);
+                    let _ = self
+                        .members
+                        .fail(piece.extent.member, |f| f.is_empty(), FAILED);
                     result = Err(array_failed(FAILED));
                 } else {
                     result = Err(error);

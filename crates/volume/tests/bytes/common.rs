@@ -5,8 +5,7 @@ use spinstack_sim::units::{Lbn, Sectors, SECTOR_BYTES};
 use spinstack_sim::workload::Xoshiro256StarStar;
 use spinstack_store::{BlockStore, MemoryStore};
 use spinstack_volume::bytes::{
-    CopyLayout, DmaAlignedBuffer, MirrorVolume, Raid0Volume, Raid5Volume, ScrubReport,
-    VolumeStatus,
+    CopyLayout, DmaAlignedBuffer, MirrorVolume, Raid0Volume, Raid5Volume, ScrubReport, VolumeStatus,
 };
 use spinstack_volume::map::{MemberIndex, ParityLayout};
 
@@ -85,7 +84,8 @@ impl Array for Raid0Volume<MemoryStore> {
         false
     }
     fn fail(&mut self, member: u32) {
-        self.fail_member(MemberIndex(member)).expect("member exists");
+        self.fail_member(MemberIndex(member))
+            .expect("member exists");
     }
     fn replace(&mut self, _: u32, _: &mut Rng) {}
     fn rebuild(&mut self, _: u64) -> u64 {
@@ -107,11 +107,13 @@ impl<M: CopyLayout> Array for MirrorVolume<MemoryStore, M> {
         true
     }
     fn fail(&mut self, member: u32) {
-        self.fail_member(MemberIndex(member)).expect("member exists");
+        self.fail_member(MemberIndex(member))
+            .expect("member exists");
     }
     fn replace(&mut self, member: u32, rng: &mut Rng) {
         let store = garbage_store(self.map().member_used().0, rng);
-        self.replace_member(MemberIndex(member), store).expect("replace");
+        self.replace_member(MemberIndex(member), store)
+            .expect("replace");
     }
     fn rebuild(&mut self, units: u64) -> u64 {
         self.rebuild_step(units).expect("rebuild")
@@ -138,11 +140,13 @@ impl<L: ParityLayout> Array for Raid5Volume<MemoryStore, L> {
         true
     }
     fn fail(&mut self, member: u32) {
-        self.fail_member(MemberIndex(member)).expect("member exists");
+        self.fail_member(MemberIndex(member))
+            .expect("member exists");
     }
     fn replace(&mut self, member: u32, rng: &mut Rng) {
         let store = garbage_store(member_sectors(self.layout(), member), rng);
-        self.replace_member(MemberIndex(member), store).expect("replace");
+        self.replace_member(MemberIndex(member), store)
+            .expect("replace");
     }
     fn rebuild(&mut self, units: u64) -> u64 {
         self.rebuild_step(units).expect("rebuild")

@@ -13,6 +13,7 @@
 //! 3. every sector outside the operation's range reads as before, every sector inside
 //!    as either its old or its new contents; and a degraded read of any member (each
 //!    failed in turn) agrees, which is what the parity is for.
+//!
 //! Without a record, the same crash leaves a stripe whose parity disagrees (so the
 //! test can see the bug it guards against).
 
@@ -49,7 +50,9 @@ fn layout() -> Raid5Map {
 /// A clean array with random contents, its stores on `power`; returns it and the
 /// volume image.
 fn setup(power: &PowerSwitch, with_intent: bool) -> (Raid5Volume<Faulty, Raid5Map>, Vec<u8>) {
-    let stores = (0..MEMBERS).map(|_| FaultyStore::on_switch(memory(MEMBER_SECTORS), power)).collect();
+    let stores = (0..MEMBERS)
+        .map(|_| FaultyStore::on_switch(memory(MEMBER_SECTORS), power))
+        .collect();
     let mut volume = Raid5Volume::with_layout(layout(), stores).unwrap();
     if with_intent {
         let record = FaultyStore::on_switch(memory(record_sectors(64).unwrap().0), power);
@@ -73,9 +76,14 @@ fn run(volume: &mut Raid5Volume<Faulty, Raid5Map>, op: Op) -> bool {
 }
 
 /// The stores as the crash left them.
-fn restart(volume: Raid5Volume<Faulty, Raid5Map>) -> (Vec<Option<MemoryStore>>, Option<MemoryStore>) {
+fn restart(
+    volume: Raid5Volume<Faulty, Raid5Map>,
+) -> (Vec<Option<MemoryStore>>, Option<MemoryStore>) {
     let (members, record) = volume.into_parts();
-    let members = members.into_iter().map(|m| Some(m.unwrap().into_inner().unwrap())).collect();
+    let members = members
+        .into_iter()
+        .map(|m| Some(m.unwrap().into_inner().unwrap()))
+        .collect();
     (members, record.map(|r| r.into_inner().unwrap()))
 }
 
@@ -107,15 +115,23 @@ fn crash_and_check(op: Op, k: u64) {
     );
     // Steps 0 and 1 are the record's bit write and flush: no member write before them.
     if k >= 2 {
-        assert_eq!(report.dirty_regions, touched, "{op:?} cut after {k}: property 1");
+        assert_eq!(
+            report.dirty_regions, touched,
+            "{op:?} cut after {k}: property 1"
+        );
     }
     let scrub = volume.scrub(false).unwrap();
-    assert_eq!(scrub.mismatch_count, 0, "{op:?} cut after {k}: property 2: {scrub:?}");
+    assert_eq!(
+        scrub.mismatch_count, 0,
+        "{op:?} cut after {k}: property 2: {scrub:?}"
+    );
     let new = match op {
         Op::Write { sectors, .. } => new_data(sectors),
         Op::Trim { sectors, .. } => vec![0u8; sectors as usize * SECTOR],
     };
-    check_old_or_new(&mut volume, &old, &new, lbn, || format!("{op:?} cut after {k}"));
+    check_old_or_new(&mut volume, &old, &new, lbn, || {
+        format!("{op:?} cut after {k}")
+    });
     for member in 0..MEMBERS as u32 {
         let (members, record) = volume.into_parts();
         let members = members.into_iter().map(|m| m.unwrap()).collect();
@@ -125,14 +141,25 @@ fn crash_and_check(op: Op, k: u64) {
         healthy.fail_member(MemberIndex(member)).unwrap();
         let mut degraded = vec![0u8; old.len()];
         healthy.read(Lbn(0), &mut degraded).unwrap();
-        assert!(expected == degraded, "{op:?} cut after {k}: degraded read without {member}");
+        assert!(
+            expected == degraded,
+            "{op:?} cut after {k}: degraded read without {member}"
+        );
         let (members, _) = healthy.into_parts();
-        volume = Raid5Volume::assemble(layout(), members, record.unwrap(), false).unwrap().0;
+        volume = Raid5Volume::assemble(layout(), members, record.unwrap(), false)
+            .unwrap()
+            .0;
     }
 }
 
 /// Property 3: outside `lbn..` the old contents, inside old or new, sector by sector.
-fn check_old_or_new<S: BlockStore>(volume: &mut S, old: &[u8], new: &[u8], lbn: u64, context: impl Fn() -> String) {
+fn check_old_or_new<S: BlockStore>(
+    volume: &mut S,
+    old: &[u8],
+    new: &[u8],
+    lbn: u64,
+    context: impl Fn() -> String,
+) {
     let mut now = vec![0u8; old.len()];
     volume.read(Lbn(0), &mut now).unwrap();
     let range = lbn as usize..lbn as usize + new.len() / SECTOR;
@@ -141,9 +168,17 @@ fn check_old_or_new<S: BlockStore>(volume: &mut S, old: &[u8], new: &[u8], lbn: 
         let was = &old[sector * SECTOR..][..SECTOR];
         if range.contains(&sector) {
             let written = &new[(sector - range.start) * SECTOR..][..SECTOR];
-            assert!(got == was || got == written, "{}: sector {sector} is neither old nor new", context());
+            assert!(
+                got == was || got == written,
+                "{}: sector {sector} is neither old nor new",
+                context()
+            );
         } else {
-            assert!(got == was, "{}: sector {sector} outside the operation changed", context());
+            assert!(
+                got == was,
+                "{}: sector {sector} outside the operation changed",
+                context()
+            );
         }
     }
 }
@@ -159,32 +194,47 @@ fn crash_everywhere(op: Op) {
 // Proves properties 1-3 for a read-modify-write of a few sectors inside one chunk.
 #[test]
 fn partial_stripe_write_survives_crash_at_every_step() {
-    crash_everywhere(Op::Write { lbn: 13, sectors: 2 });
+    crash_everywhere(Op::Write {
+        lbn: 13,
+        sectors: 2,
+    });
 }
 
 // Proves properties 1-3 for a reconstruct-write covering most of a stripe.
 #[test]
 fn most_of_stripe_write_survives_crash_at_every_step() {
-    crash_everywhere(Op::Write { lbn: 25, sectors: 10 });
+    crash_everywhere(Op::Write {
+        lbn: 25,
+        sectors: 10,
+    });
 }
 
 // Proves properties 1-3 for a full-stripe write (no reads, four member writes).
 #[test]
 fn full_stripe_write_survives_crash_at_every_step() {
-    crash_everywhere(Op::Write { lbn: 24, sectors: 12 });
+    crash_everywhere(Op::Write {
+        lbn: 24,
+        sectors: 12,
+    });
 }
 
 // Proves properties 1-3 for a write spanning three stripes (two partial, one full).
 #[test]
 fn multi_stripe_write_survives_crash_at_every_step() {
-    crash_everywhere(Op::Write { lbn: 10, sectors: 30 });
+    crash_everywhere(Op::Write {
+        lbn: 10,
+        sectors: 30,
+    });
 }
 
 // Proves properties 1-3 for a trim of one whole stripe plus parts of its neighbours
 // (member trims, then zero writes through the write path).
 #[test]
 fn trim_survives_crash_at_every_step() {
-    crash_everywhere(Op::Trim { lbn: 20, sectors: 20 });
+    crash_everywhere(Op::Trim {
+        lbn: 20,
+        sectors: 20,
+    });
 }
 
 // Proves the harness can see the write hole: without a record, some crash point of a
@@ -192,7 +242,10 @@ fn trim_survives_crash_at_every_step() {
 // degraded read would turn into data never written.
 #[test]
 fn without_intent_a_crash_leaves_parity_inconsistent() {
-    let op = Op::Write { lbn: 13, sectors: 2 };
+    let op = Op::Write {
+        lbn: 13,
+        sectors: 2,
+    };
     let mut inconsistent = 0;
     for k in 0..=steps_of(op) {
         let power = PowerSwitch::new();
@@ -211,7 +264,10 @@ fn without_intent_a_crash_leaves_parity_inconsistent() {
 // unless forced, and that forcing reports the stripes it could not verify.
 #[test]
 fn dirty_degraded_assembly_is_refused_unless_forced() {
-    let op = Op::Write { lbn: 13, sectors: 2 };
+    let op = Op::Write {
+        lbn: 13,
+        sectors: 2,
+    };
     let power = PowerSwitch::new();
     let (mut volume, _) = setup(&power, true);
     power.cut_after(3);
@@ -221,10 +277,18 @@ fn dirty_degraded_assembly_is_refused_unless_forced() {
     let data_member = layout().data_member(stripe, 0);
     members[data_member.index()] = None;
     let mut record = record.unwrap();
-    let error = Raid5Volume::assemble(layout(), clone_slots(&mut members), duplicate(&mut record), false)
-        .err()
-        .expect("refused");
-    assert!(error.to_string().contains("refusing to assemble"), "{error}");
+    let error = Raid5Volume::assemble(
+        layout(),
+        clone_slots(&mut members),
+        duplicate(&mut record),
+        false,
+    )
+    .err()
+    .expect("refused");
+    assert!(
+        error.to_string().contains("refusing to assemble"),
+        "{error}"
+    );
     let (_, report) = Raid5Volume::assemble(layout(), members, record, true).unwrap();
     assert_eq!(report.unverified_stripes, vec![stripe]);
 }
@@ -239,5 +303,8 @@ fn duplicate(store: &mut MemoryStore) -> MemoryStore {
 }
 
 fn clone_slots(members: &mut [Option<MemoryStore>]) -> Vec<Option<MemoryStore>> {
-    members.iter_mut().map(|m| m.as_mut().map(duplicate)).collect()
+    members
+        .iter_mut()
+        .map(|m| m.as_mut().map(duplicate))
+        .collect()
 }

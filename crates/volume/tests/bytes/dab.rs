@@ -9,7 +9,11 @@ fn buffer(policy: WritePolicy, blocks: usize) -> DmaAlignedBuffer<FaultyStore<Me
     let mut store = memory(4096);
     let data = Rng::new(1).bytes(4096 * SECTOR);
     store.write(Lbn(0), &data).unwrap();
-    let config = DabConfig { blocks, block_sectors: Sectors(256), policy };
+    let config = DabConfig {
+        blocks,
+        block_sectors: Sectors(256),
+        policy,
+    };
     DmaAlignedBuffer::new(FaultyStore::new(store), config).unwrap()
 }
 
@@ -32,7 +36,11 @@ fn the_four_cases_are_counted() {
     let c = dab.counters();
     assert_eq!(c.requests, 6);
     assert_eq!((c.hits, c.misses), (1, 2), "{c:?}");
-    assert_eq!((c.first_present_last_missing, c.first_missing_last_present), (2, 1), "{c:?}");
+    assert_eq!(
+        (c.first_present_last_missing, c.first_missing_last_present),
+        (2, 1),
+        "{c:?}"
+    );
     // The last read fetched block 0 by evicting the LRU block, 1, then fetched 1 again
     // by evicting 2: LRU order, whole blocks, one read each.
     assert_eq!((c.block_fetches, c.evictions), (7, 3), "{c:?}");
@@ -64,13 +72,22 @@ fn write_back_defers_and_flush_writes_whole_blocks() {
     dab.write(Lbn(3), &data).unwrap();
     dab.write(Lbn(300), &data).unwrap();
     assert_eq!(dab.inner().writes(), 0);
-    assert_eq!(dab.counters().block_fetches, 2, "missed partial writes fetch their block");
-    dab.write(Lbn(512), &Rng::new(3).bytes(256 * SECTOR)).unwrap();
+    assert_eq!(
+        dab.counters().block_fetches,
+        2,
+        "missed partial writes fetch their block"
+    );
+    dab.write(Lbn(512), &Rng::new(3).bytes(256 * SECTOR))
+        .unwrap();
     let c: DabCounters = dab.counters();
-    assert_eq!((c.fetches_avoided, c.evictions, c.write_backs), (1, 1, 1), "{c:?}");
+    assert_eq!(
+        (c.fetches_avoided, c.evictions, c.write_backs),
+        (1, 1, 1),
+        "{c:?}"
+    );
     dab.flush().unwrap();
     assert_eq!(dab.counters().write_backs, 3);
-    let store = dab.into_inner().map_err(|(_, e)| e).unwrap();
+    let store = dab.into_inner().map_err(|b| b.1).unwrap();
     let mut inner = store.into_inner().unwrap();
     let mut back = vec![0u8; 8 * SECTOR];
     inner.read(Lbn(300), &mut back).unwrap();
@@ -86,11 +103,14 @@ fn failures_lose_nothing() {
     dab.write(Lbn(5), &data).unwrap();
     dab.inner_mut().fail();
     assert!(dab.flush().is_err());
-    assert!(dab.read(Lbn(600), &mut vec![0u8; SECTOR]).is_err(), "eviction needs the write-back");
+    assert!(
+        dab.read(Lbn(600), &mut vec![0u8; SECTOR]).is_err(),
+        "eviction needs the write-back"
+    );
     let mut back = vec![0u8; SECTOR];
     dab.read(Lbn(5), &mut back).unwrap();
     assert!(back == data, "still buffered and dirty");
-    let (_, error) = dab.into_inner().err().expect("write-back fails");
+    let (_, error) = *dab.into_inner().expect_err("write-back fails");
     assert!(error.to_string().contains("failed"), "{error}");
 }
 

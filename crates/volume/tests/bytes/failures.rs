@@ -40,7 +40,10 @@ fn raid5_second_failure_fails_every_request() {
     assert_failed_error(volume.write(Lbn(0), &data[..SECTOR]), "write");
     assert_failed_error(volume.trim(Lbn(0), Sectors(1)), "trim");
     assert_failed_error(volume.flush(), "flush");
-    assert!(matches!(volume.scrub(false), Err(VolumeError::Store(StoreError::Failed { .. }))));
+    assert!(matches!(
+        volume.scrub(false),
+        Err(VolumeError::Store(StoreError::Failed { .. }))
+    ));
 }
 
 // Proves a member failure seen on the data path (the member returns Failed) degrades
@@ -65,7 +68,10 @@ fn raid5_member_errors_drive_the_state_machine() {
     volume.read(Lbn(5), &mut buf[..new.len()]).unwrap();
     assert!(buf[..new.len()] == new[..]);
     volume.fail_member(MemberIndex(2)).unwrap();
-    assert_failed_error(volume.read(Lbn(0), &mut buf[..SECTOR]), "read after two failures");
+    assert_failed_error(
+        volume.read(Lbn(0), &mut buf[..SECTOR]),
+        "read after two failures",
+    );
 }
 
 // Proves a write to a rebuilding member below the cursor lands on it: after the rebuild,
@@ -86,7 +92,10 @@ fn mirror_write_below_rebuild_cursor_reaches_new_member() {
     volume.fail_member(MemberIndex(0)).unwrap();
     let mut buf = vec![0u8; new.len()];
     volume.read(Lbn(0), &mut buf).unwrap();
-    assert!(buf == new, "the rebuilt member holds the write made during the rebuild");
+    assert!(
+        buf == new,
+        "the rebuilt member holds the write made during the rebuild"
+    );
 }
 
 // Proves the same for RAID-5: a write during the rebuild, both below and above the
@@ -105,7 +114,10 @@ fn raid5_write_across_rebuild_cursor_reaches_new_member() {
     let mut buf = vec![0u8; new.len()];
     volume.read(Lbn(300), &mut buf).unwrap();
     assert!(buf == new);
-    assert_eq!(volume.scrub(false).unwrap().stripes_skipped, volume.layout_stripes());
+    assert_eq!(
+        volume.scrub(false).unwrap().stripes_skipped,
+        volume.layout_stripes()
+    );
 }
 
 trait Stripes {
@@ -156,6 +168,8 @@ fn raid1_three_way_fails_only_with_every_copy_lost() {
 #[test]
 fn replacing_a_live_member_is_refused() {
     let mut volume = Raid5Volume::new(Sectors(8), memories(3, 256)).unwrap();
-    let error = volume.replace_member(MemberIndex(1), memory(256)).unwrap_err();
+    let error = volume
+        .replace_member(MemberIndex(1), memory(256))
+        .unwrap_err();
     assert!(error.to_string().contains("healthy"), "{error}");
 }

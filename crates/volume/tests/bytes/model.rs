@@ -8,12 +8,12 @@
 //! end (after the whole volume is compared) must find no mismatch. `VOLUME_MODEL_OPS` sets the
 //! operations per level (default 10,000), `VOLUME_MODEL_SEED` the seed.
 
-use crate::common::{env_u64, memories, memory, member_sectors, Array, Rng, SECTOR};
+use crate::common::{env_u64, member_sectors, memories, memory, Array, Rng, SECTOR};
 use spinstack_sim::units::{Lbn, Sectors};
 use spinstack_store::{BlockStore, MemoryStore};
 use spinstack_volume::bytes::{
-    ArrayState, DabConfig, DmaAlignedBuffer, Raid0Volume, Raid10Volume, Raid1Volume,
-    Raid5Volume, WritePolicy,
+    ArrayState, DabConfig, DmaAlignedBuffer, Raid0Volume, Raid10Volume, Raid1Volume, Raid5Volume,
+    WritePolicy,
 };
 use spinstack_volume::map::{ParityLayout, Raid5Map, TrackAlignedLayout, UnitPolicy};
 
@@ -56,7 +56,11 @@ fn run_model(name: &str, array: &mut dyn Array, stripe_sectors: u64, salt: u64) 
         if let Some(plan) = &failure {
             if op == plan.fail_at {
                 array.fail(plan.member);
-                assert!(matches!(array.status().state, ArrayState::Degraded { .. }), "{}", context(op));
+                assert!(
+                    matches!(array.status().state, ArrayState::Degraded { .. }),
+                    "{}",
+                    context(op)
+                );
             }
             if op == plan.replace_at {
                 array.replace(plan.member, &mut rng);
@@ -68,7 +72,11 @@ fn run_model(name: &str, array: &mut dyn Array, stripe_sectors: u64, salt: u64) 
             // Right after the rebuild, before later writes overwrite what it missed.
             if array.status().state == ArrayState::Healthy {
                 let report = array.scrub();
-                assert!(report.mismatches.is_empty(), "{}: after rebuild {report:?}", context(op));
+                assert!(
+                    report.mismatches.is_empty(),
+                    "{}: after rebuild {report:?}",
+                    context(op)
+                );
             }
         }
         let sectors = rng.range(1, max_sectors);
@@ -76,27 +84,42 @@ fn run_model(name: &str, array: &mut dyn Array, stripe_sectors: u64, salt: u64) 
         let len = sectors as usize * SECTOR;
         match rng.below(100) {
             0..=44 => {
-                array.read(lbn, &mut buf[..len]).unwrap_or_else(|e| panic!("{}: read: {e}", context(op)));
-                reference.read(lbn, &mut expected[..len]).expect("reference");
+                array
+                    .read(lbn, &mut buf[..len])
+                    .unwrap_or_else(|e| panic!("{}: read: {e}", context(op)));
+                reference
+                    .read(lbn, &mut expected[..len])
+                    .expect("reference");
                 compare(&buf[..len], &expected[..len], lbn, || context(op));
             }
             45..=84 => {
                 rng.fill(&mut buf[..len]);
-                array.write(lbn, &buf[..len]).unwrap_or_else(|e| panic!("{}: write: {e}", context(op)));
+                array
+                    .write(lbn, &buf[..len])
+                    .unwrap_or_else(|e| panic!("{}: write: {e}", context(op)));
                 reference.write(lbn, &buf[..len]).expect("reference");
             }
             85..=94 => {
-                array.trim(lbn, Sectors(sectors)).unwrap_or_else(|e| panic!("{}: trim: {e}", context(op)));
+                array
+                    .trim(lbn, Sectors(sectors))
+                    .unwrap_or_else(|e| panic!("{}: trim: {e}", context(op)));
                 reference.trim(lbn, Sectors(sectors)).expect("reference");
             }
-            _ => array.flush().unwrap_or_else(|e| panic!("{}: flush: {e}", context(op))),
+            _ => array
+                .flush()
+                .unwrap_or_else(|e| panic!("{}: flush: {e}", context(op))),
         }
     }
     finish_and_check(name, array, &mut reference, || context(ops));
 }
 
 /// Completes any rebuild, compares the whole volume, and scrubs.
-fn finish_and_check(name: &str, array: &mut dyn Array, reference: &mut MemoryStore, context: impl Fn() -> String) {
+fn finish_and_check(
+    name: &str,
+    array: &mut dyn Array,
+    reference: &mut MemoryStore,
+    context: impl Fn() -> String,
+) {
     while matches!(array.status().state, ArrayState::Rebuilding { .. }) {
         array.rebuild(64);
     }
@@ -110,7 +133,9 @@ fn finish_and_check(name: &str, array: &mut dyn Array, reference: &mut MemorySto
     for start in (0..capacity).step_by(chunk as usize) {
         let len = chunk.min(capacity - start) as usize * SECTOR;
         array.read(Lbn(start), &mut got[..len]).expect("final read");
-        reference.read(Lbn(start), &mut want[..len]).expect("reference");
+        reference
+            .read(Lbn(start), &mut want[..len])
+            .expect("reference");
         compare(&got[..len], &want[..len], Lbn(start), &context);
     }
     let report = array.scrub();
@@ -142,7 +167,9 @@ fn random_tracks(members: usize, tracks: usize, seed: u64) -> Vec<Vec<Sectors>> 
 }
 
 fn layout_stores<L: ParityLayout>(layout: &L) -> Vec<MemoryStore> {
-    (0..layout.members()).map(|m| memory(member_sectors(layout, m) + 7)).collect()
+    (0..layout.members())
+        .map(|m| memory(member_sectors(layout, m) + 7))
+        .collect()
 }
 
 // Proves RAID-0 reads back what was written (no failure: RAID-0 has no redundancy).
@@ -206,7 +233,8 @@ fn track_aligned_whole_track_matches_reference() {
 // Proves the track-aligned RAID-5 under the smallest-track unit policy end to end.
 #[test]
 fn track_aligned_smallest_track_matches_reference() {
-    let layout = TrackAlignedLayout::new(random_tracks(4, 80, 9), UnitPolicy::SmallestTrack).unwrap();
+    let layout =
+        TrackAlignedLayout::new(random_tracks(4, 80, 9), UnitPolicy::SmallestTrack).unwrap();
     let stores = layout_stores(&layout);
     let mut volume = Raid5Volume::with_layout(layout, stores).unwrap();
     run_model("track-aligned smallest-track", &mut volume, 44, 9);
@@ -239,7 +267,10 @@ fn dab_write_back_over_raid5_matches_reference() {
     let mut dab = dab_over_raid5(WritePolicy::WriteBack);
     run_model("DAB write-back over RAID-5", &mut dab, 32, 11);
     let counters = dab.counters();
-    assert!(counters.hits > 0 && counters.misses > 0 && counters.write_backs > 0, "{counters:?}");
+    assert!(
+        counters.hits > 0 && counters.misses > 0 && counters.write_backs > 0,
+        "{counters:?}"
+    );
 }
 
 // Proves the write-through DAB over RAID-5 returns the reference data likewise.
@@ -248,5 +279,8 @@ fn dab_write_through_over_raid5_matches_reference() {
     let mut dab = dab_over_raid5(WritePolicy::WriteThrough);
     run_model("DAB write-through over RAID-5", &mut dab, 32, 12);
     let counters = dab.counters();
-    assert!(counters.hits > 0 && counters.write_backs == 0, "{counters:?}");
+    assert!(
+        counters.hits > 0 && counters.write_backs == 0,
+        "{counters:?}"
+    );
 }

@@ -29,18 +29,30 @@ fn raid5_scrub_finds_and_repairs_corrupt_parity() {
     let report = volume.scrub(false).unwrap();
     assert_eq!(report.mismatches, vec![stripe]);
     assert_eq!((report.stripes_checked, report.repaired), (32, 0));
-    assert_eq!(volume.scrub(false).unwrap().mismatches, vec![stripe], "check only reports");
+    assert_eq!(
+        volume.scrub(false).unwrap().mismatches,
+        vec![stripe],
+        "check only reports"
+    );
     let report = volume.scrub(true).unwrap();
-    assert_eq!((report.mismatches.clone(), report.repaired), (vec![stripe], 1));
+    assert_eq!(
+        (report.mismatches.clone(), report.repaired),
+        (vec![stripe], 1)
+    );
     assert_eq!(volume.scrub(false).unwrap().mismatch_count, 0);
     // The repaired parity is right: losing a data member still reads the data.
-    volume.fail_member(layout_data_member(&volume, stripe)).unwrap();
+    volume
+        .fail_member(layout_data_member(&volume, stripe))
+        .unwrap();
     let mut buf = vec![0u8; data.len()];
     volume.read(Lbn(0), &mut buf).unwrap();
     assert!(buf == data);
 }
 
-fn layout_data_member(volume: &Raid5Volume<spinstack_store::MemoryStore, Raid5Map>, stripe: u64) -> MemberIndex {
+fn layout_data_member(
+    volume: &Raid5Volume<spinstack_store::MemoryStore, Raid5Map>,
+    stripe: u64,
+) -> MemberIndex {
     volume.layout().data_member(stripe, 0)
 }
 
@@ -78,7 +90,9 @@ fn raid10_scrub_finds_corrupt_copy_by_chunk() {
     let copy1 = map.locate(Lbn(chunk * 8 + 3)).unwrap().nth(1).unwrap();
     let (stores, _) = volume.into_parts();
     let mut stores: Vec<_> = stores.into_iter().map(Option::unwrap).collect();
-    stores[copy1.member.index()].write(copy1.lbn, &[0u8; SECTOR]).unwrap();
+    stores[copy1.member.index()]
+        .write(copy1.lbn, &[0u8; SECTOR])
+        .unwrap();
     let mut volume = Raid10Volume::with_map(map, stores).unwrap();
     assert_eq!(volume.scrub(true).unwrap().mismatches, vec![chunk]);
     assert_eq!(volume.scrub(false).unwrap().mismatch_count, 0);

@@ -164,11 +164,11 @@ impl<S: BlockStore> DmaAlignedBuffer<S> {
     }
 
     /// Writes back every dirty block and returns the store below; on error the buffer
-    /// is handed back with the error, its dirty blocks intact.
-    pub fn into_inner(mut self) -> Result<S, (Self, StoreError)> {
+    /// is handed back (boxed) with the error, its dirty blocks intact.
+    pub fn into_inner(mut self) -> Result<S, Box<(Self, StoreError)>> {
         match self.write_back_all() {
             Ok(()) => Ok(self.inner),
-            Err(error) => Err((self, error)),
+            Err(error) => Err(Box::new((self, error))),
         }
     }
 
@@ -217,7 +217,10 @@ impl<S: BlockStore> DmaAlignedBuffer<S> {
         if let Some(slot) = self.blocks.take_free() {
             return Ok(slot);
         }
-        let victim = self.blocks.oldest().expect("no free slot means every slot is in use");
+        let victim = self
+            .blocks
+            .oldest()
+            .expect("no free slot means every slot is in use");
         if self.blocks.is_dirty(victim) {
             self.write_back(victim)?;
         }
@@ -255,7 +258,8 @@ impl<S: BlockStore> DmaAlignedBuffer<S> {
         let len = self.block_len(block);
         let lbn = Lbn(block * self.block_sectors());
         let block_bytes = bytes(self.block_sectors());
-        self.inner.write(lbn, &self.arena[slot * block_bytes..][..bytes(len)])?;
+        self.inner
+            .write(lbn, &self.arena[slot * block_bytes..][..bytes(len)])?;
         self.blocks.set_dirty(slot, false);
         self.counters.write_backs += 1;
         Ok(())
@@ -275,7 +279,13 @@ impl<S: BlockStore> DmaAlignedBuffer<S> {
         &mut self,
         lbn: Lbn,
         sectors: Sectors,
-        mut visit: impl FnMut(&mut Self, u64, u64, u64, std::ops::Range<usize>) -> Result<(), StoreError>,
+        mut visit: impl FnMut(
+            &mut Self,
+            u64,
+            u64,
+            u64,
+            std::ops::Range<usize>,
+        ) -> Result<(), StoreError>,
     ) -> Result<(), StoreError> {
         let block_sectors = self.block_sectors();
         let mut done = 0;
@@ -317,7 +327,8 @@ impl<S: BlockStore> BlockStore for DmaAlignedBuffer<S> {
         self.for_blocks(lbn, sectors, |dab, block, in_block, take, range| {
             let slot = dab.slot_for(block, true)?;
             let block_bytes = bytes(dab.block_sectors());
-            buf[range].copy_from_slice(&dab.arena[slot * block_bytes + bytes(in_block)..][..bytes(take)]);
+            buf[range]
+                .copy_from_slice(&dab.arena[slot * block_bytes + bytes(in_block)..][..bytes(take)]);
             Ok(())
         })
     }
@@ -338,18 +349,22 @@ impl<S: BlockStore> BlockStore for DmaAlignedBuffer<S> {
                     if let Some(slot) = dab.blocks.find(block) {
                         dab.blocks.touch(slot);
                         let bytes_in = &buf[range];
-                        dab.slot_bytes(slot, in_block + take)[bytes(in_block)..].copy_from_slice(bytes_in);
+                        dab.slot_bytes(slot, in_block + take)[bytes(in_block)..]
+                            .copy_from_slice(bytes_in);
                     }
                     Ok(())
                 })
             }
-            WritePolicy::WriteBack => self.for_blocks(lbn, sectors, |dab, block, in_block, take, range| {
-                let whole = in_block == 0 && take == dab.block_len(block);
-                let slot = dab.slot_for(block, !whole)?;
-                dab.slot_bytes(slot, in_block + take)[bytes(in_block)..].copy_from_slice(&buf[range]);
-                dab.blocks.set_dirty(slot, true);
-                Ok(())
-            }),
+            WritePolicy::WriteBack => {
+                self.for_blocks(lbn, sectors, |dab, block, in_block, take, range| {
+                    let whole = in_block == 0 && take == dab.block_len(block);
+                    let slot = dab.slot_for(block, !whole)?;
+                    dab.slot_bytes(slot, in_block + take)[bytes(in_block)..]
+                        .copy_from_slice(&buf[range]);
+                    dab.blocks.set_dirty(slot, true);
+                    Ok(())
+                })
+            }
         }
     }
 

@@ -73,7 +73,9 @@ impl<S: BlockStore, L: ParityLayout> Raid5Volume<S, L> {
         let result = self
             .xor_of_others(stripe, member, sized(&mut target, bytes(unit.used.0)))
             .and_then(|all_read| match all_read {
-                true => self.members.write(member, unit.start, &target[..bytes(unit.used.0)]),
+                true => self
+                    .members
+                    .write(member, unit.start, &target[..bytes(unit.used.0)]),
                 false => Ok(()), // a source failed: the state machine moved on
             });
         self.scratch.unit_a = target;
@@ -86,7 +88,12 @@ impl<S: BlockStore, L: ParityLayout> Raid5Volume<S, L> {
     /// XOR of every unit of `stripe` but `member`'s, over `member`'s `used` sectors (a
     /// shorter unit counts as zeros past its end) into `out`. `Ok(false)` if a source
     /// member failed while being read (it is then marked failed).
-    fn xor_of_others(&mut self, stripe: u64, member: MemberIndex, out: &mut [u8]) -> Result<bool, StoreError> {
+    fn xor_of_others(
+        &mut self,
+        stripe: u64,
+        member: MemberIndex,
+        out: &mut [u8],
+    ) -> Result<bool, StoreError> {
         out.fill(0);
         let used = (out.len() / crate::bytes::common::SECTOR) as u64;
         let mut source = std::mem::take(&mut self.scratch.unit_b);
@@ -174,13 +181,20 @@ impl<S: BlockStore, L: ParityLayout> Raid5Volume<S, L> {
     }
 
     /// Writes `stripe`'s parity, with the stripe marked in the write-intent record.
-    fn write_parity(&mut self, stripe: u64, parity: MemberIndex, data: &[u8]) -> Result<(), StoreError> {
+    fn write_parity(
+        &mut self,
+        stripe: u64,
+        parity: MemberIndex,
+        data: &[u8],
+    ) -> Result<(), StoreError> {
         let start = self.layout.stripe_start(stripe);
         let sectors = self.layout.stripe_data_sectors(stripe);
         let unit_start = self.layout.unit(stripe, parity).start;
-        self.protected(start, sectors, |volume| match volume.members.write(parity, unit_start, data) {
-            Err(error) if is_member_failure(&error) => volume.member_failed(parity),
-            other => other,
+        self.protected(start, sectors, |volume| {
+            match volume.members.write(parity, unit_start, data) {
+                Err(error) if is_member_failure(&error) => volume.member_failed(parity),
+                other => other,
+            }
         })
     }
 
@@ -235,7 +249,11 @@ impl<S: BlockStore, L: ParityLayout> Raid5Volume<S, L> {
     }
 
     /// Recomputes the parity of every stripe `region` overlaps, then marks it resynced.
-    fn resync_region(&mut self, region: u64, report: &mut RecoveryReport) -> Result<(), VolumeError> {
+    fn resync_region(
+        &mut self,
+        region: u64,
+        report: &mut RecoveryReport,
+    ) -> Result<(), VolumeError> {
         let intent = self.intent.as_ref().expect("resync needs a record");
         let (start, sectors) = intent.region_range(region);
         if sectors.0 > 0 {
@@ -250,7 +268,11 @@ impl<S: BlockStore, L: ParityLayout> Raid5Volume<S, L> {
         Ok(())
     }
 
-    fn resync_stripe(&mut self, stripe: u64, report: &mut RecoveryReport) -> Result<(), VolumeError> {
+    fn resync_stripe(
+        &mut self,
+        stripe: u64,
+        report: &mut RecoveryReport,
+    ) -> Result<(), VolumeError> {
         let parity = self.layout.parity_member(stripe);
         match self.failed_at(stripe)? {
             Some(failed) if failed == parity => return Ok(()),

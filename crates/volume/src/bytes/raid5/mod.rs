@@ -99,7 +99,9 @@ impl<S: BlockStore, L: ParityLayout> Raid5Volume<S, L> {
 
     /// A volume whose missing members (`None`) start out failed.
     fn from_slots(layout: L, stores: Vec<Option<S>>) -> Result<Self, VolumeError> {
-        check_members(LEVEL, layout.members(), &stores, |m| member_extent(&layout, m))?;
+        check_members(LEVEL, layout.members(), &stores, |m| {
+            member_extent(&layout, m)
+        })?;
         let mut volume = Raid5Volume {
             layout,
             members: Members::new(stores),
@@ -168,7 +170,11 @@ impl<S: BlockStore, L: ParityLayout> Raid5Volume<S, L> {
 
     /// Puts `store` in place of failed `member` and starts rebuilding it stripe by
     /// stripe ([`Raid5Volume::rebuild_step`]); returns the old store.
-    pub fn replace_member(&mut self, member: MemberIndex, store: S) -> Result<Option<S>, VolumeError> {
+    pub fn replace_member(
+        &mut self,
+        member: MemberIndex,
+        store: S,
+    ) -> Result<Option<S>, VolumeError> {
         self.members.check_member(member)?;
         let needed = member_extent(&self.layout, member);
         if store.capacity() < needed {

@@ -65,14 +65,23 @@ impl<S: BlockStore, L: ParityLayout> Raid5Volume<S, L> {
             );
             debug_assert!(planned.is_ok(), "request checked: {planned:?}");
             let out = &mut buf[bytes(part.offset.0)..][..bytes(part.sectors.0)];
-            execute_read(&mut self.members, &self.read_plan, out, &mut self.scratch.read)?;
+            execute_read(
+                &mut self.members,
+                &self.read_plan,
+                out,
+                &mut self.scratch.read,
+            )?;
         }
         Ok(())
     }
 
     /// The request cut at the rebuild cursor, each part with the member it must treat
     /// as failed.
-    pub(super) fn parts(&self, lbn: Lbn, sectors: Sectors) -> Result<[Option<Part>; 2], StoreError> {
+    pub(super) fn parts(
+        &self,
+        lbn: Lbn,
+        sectors: Sectors,
+    ) -> Result<[Option<Part>; 2], StoreError> {
         let whole = |failed| Part {
             lbn,
             sectors,
@@ -158,6 +167,10 @@ fn execute_read<S: BlockStore>(
             }
         }
     }
-    debug_assert_eq!(next_use, plan.uses.len(), "uses are grouped by read, in order");
+    debug_assert_eq!(
+        next_use,
+        plan.uses.len(),
+        "uses are grouped by read, in order"
+    );
     Ok(())
 }

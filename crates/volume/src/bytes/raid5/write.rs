@@ -92,7 +92,12 @@ impl<S: BlockStore, L: ParityLayout> Raid5Volume<S, L> {
 
     /// Writes `data` at `range` of `stripe`: plan, read the old contents, compute the
     /// new parity, write. A member failing during the reads replans the stripe.
-    fn write_stripe(&mut self, stripe: u64, range: StripeRange, data: &[u8]) -> Result<(), StoreError> {
+    fn write_stripe(
+        &mut self,
+        stripe: u64,
+        range: StripeRange,
+        data: &[u8],
+    ) -> Result<(), StoreError> {
         for _ in 0..=self.members.count() {
             let failed = self.failed_at(stripe)?;
             let planned = plan_write_into(
@@ -122,7 +127,12 @@ impl<S: BlockStore, L: ParityLayout> Raid5Volume<S, L> {
 
     /// Issues the plan's writes; a member failing now is marked failed and skipped (the
     /// parity already holds its new contents).
-    fn write_planned(&mut self, stripe: u64, range: StripeRange, data: &[u8]) -> Result<(), StoreError> {
+    fn write_planned(
+        &mut self,
+        stripe: u64,
+        range: StripeRange,
+        data: &[u8],
+    ) -> Result<(), StoreError> {
         let parity_member = self.layout.parity_member(stripe);
         let parity_start = self.write_plan.parity_runs.first().map_or(0, |r| r.start.0);
         for index in 0..self.write_plan.writes.len() {
@@ -164,7 +174,9 @@ fn read_old<S: BlockStore>(
         let into = &mut old[at..][..bytes(read.sectors.0)];
         match members.read(read.member, read.lbn, into) {
             Ok(()) => {}
-            Err(error) if is_member_failure(&error) => return Err(Attempt::MemberFailed(read.member)),
+            Err(error) if is_member_failure(&error) => {
+                return Err(Attempt::MemberFailed(read.member))
+            }
             Err(error) => return Err(Attempt::Error(error)),
         }
     }
@@ -222,7 +234,9 @@ fn parity_run(
         .map(|w| w.member)
         .expect("a parity run comes with a parity write");
     match run.method {
-        ParityMethod::ReadModifyWrite => out.copy_from_slice(old_slice(plan, scratch, parity_member, a, b)),
+        ParityMethod::ReadModifyWrite => {
+            out.copy_from_slice(old_slice(plan, scratch, parity_member, a, b))
+        }
         ParityMethod::ReconstructWrite => out.fill(0),
     }
     for (index, base) in scratch.data_base.iter().enumerate() {
@@ -236,13 +250,17 @@ fn parity_run(
         // The unit offsets this write covers, possibly empty.
         let written_from = range.start.0.max(base).saturating_sub(base).max(a);
         let written_to = range.end().0.min(base + used).saturating_sub(base).min(end);
-        let new = |from: u64, to: u64| &data[bytes(base + from - range.start.0)..][..bytes(to - from)];
+        let new =
+            |from: u64, to: u64| &data[bytes(base + from - range.start.0)..][..bytes(to - from)];
         let target = |from: u64, to: u64| bytes(from - a)..bytes(to - a);
         if written_from < written_to {
             let span = target(written_from, written_to);
             xor_into(&mut out[span.clone()], new(written_from, written_to));
             if run.method == ParityMethod::ReadModifyWrite {
-                xor_into(&mut out[span], old_slice(plan, scratch, member, written_from, written_to));
+                xor_into(
+                    &mut out[span],
+                    old_slice(plan, scratch, member, written_from, written_to),
+                );
             }
         }
         if run.method == ParityMethod::ReconstructWrite {
@@ -254,7 +272,10 @@ fn parity_run(
             };
             for (from, to) in [before, after] {
                 if from < to {
-                    xor_into(&mut out[target(from, to)], old_slice(plan, scratch, member, from, to));
+                    xor_into(
+                        &mut out[target(from, to)],
+                        old_slice(plan, scratch, member, from, to),
+                    );
                 }
             }
         }
