@@ -77,38 +77,13 @@ impl<S: BlockStore, M: CopyLayout> MirrorVolume<S, M> {
         let unit = self.map.unit_sectors().0;
         let units = self.map.capacity().0.div_ceil(unit);
         let mut report = ScrubReport::default();
-        let mut reference = vec![0u8; bytes(unit)];
-        let mut other = vec![0u8; bytes(unit)];
+        let mut buffers = [vec![0u8; bytes(unit)], vec![0u8; bytes(unit)]];
         let mut pieces = Vec::new();
         for index in 0..units {
             let lbn = Lbn(index * unit);
             let sectors = Sectors(unit.min(self.map.capacity().0 - lbn.0));
-            let len = bytes(sectors.0);
-            let mut first = None;
-            let mut copies_read = 0;
-            let mut differs = Vec::new();
-            for copy in 0..self.map.copies() {
-                self.map.split_copy_into(lbn, sectors, copy, &mut pieces)?;
-                let buf = if first.is_none() {
-                    &mut reference[..len]
-                } else {
-                    &mut other[..len]
-                };
-                if !self.read_pieces(&pieces, buf)? {
-                    continue;
-                }
-                copies_read += 1;
-                match first {
-                    None => first = Some(copy),
-                    Some(_) if other[..len] != reference[..len] => differs.push(copy),
-                    Some(_) => {}
-                }
-            }
-            if first.is_none() || self.members.health.is_failed() {
-                return Err(VolumeError::ArrayFailed {
-                    failed: self.members.health.failed().to_vec(),
-                });
-            }
+            let (copies_read, differs) =
+                self.compare_copies(lbn, sectors, &mut buffers, &mut pieces)?;
             if copies_read < 2 {
                 report.stripes_skipped += 1;
                 continue;
@@ -119,14 +94,46 @@ impl<S: BlockStore, M: CopyLayout> MirrorVolume<S, M> {
             }
             report.record_mismatch(index);
             if repair {
+                let reference = &buffers[0][..bytes(sectors.0)];
                 for copy in differs {
                     self.map.split_copy_into(lbn, sectors, copy, &mut pieces)?;
-                    self.write_pieces_protected(lbn, sectors, &pieces, &reference[..len])?;
+                    self.write_pieces_protected(lbn, sectors, &pieces, reference)?;
                 }
                 report.repaired += 1;
             }
         }
         Ok(report)
+    }
+
+    /// Reads every live copy of a range, the first into `buffers[0]`, each later one
+    /// into `buffers[1]` to compare; returns the copies read and those that differ.
+    fn compare_copies(
+        &mut self,
+        lbn: Lbn,
+        sectors: Sectors,
+        buffers: &mut [Vec<u8>; 2],
+        pieces: &mut Vec<Piece>,
+    ) -> Result<(u32, Vec<u32>), VolumeError> {
+        let len = bytes(sectors.0);
+        let mut copies_read = 0;
+        let mut differs = Vec::new();
+        for copy in 0..self.map.copies() {
+            self.map.split_copy_into(lbn, sectors, copy, pieces)?;
+            let into = usize::from(copies_read > 0);
+            if !self.read_pieces(pieces, &mut buffers[into][..len])? {
+                continue;
+            }
+            if copies_read > 0 && buffers[1][..len] != buffers[0][..len] {
+                differs.push(copy);
+            }
+            copies_read += 1;
+        }
+        if copies_read == 0 || self.members.health.is_failed() {
+            return Err(VolumeError::ArrayFailed {
+                failed: self.members.health.failed().to_vec(),
+            });
+        }
+        Ok((copies_read, differs))
     }
 
     /// Reads one copy's pieces into `buf`; `false` when a piece is not live (or its

@@ -64,9 +64,9 @@ impl<S: BlockStore> Raid0Volume<S> {
         }
     }
 
-    /// The member stores (`None` never occurs for RAID-0).
-    pub fn into_members(self) -> Vec<Option<S>> {
-        self.members.stores
+    /// The member stores, in map order.
+    pub fn into_members(self) -> Vec<S> {
+        self.members.stores.into_iter().flatten().collect()
     }
 
     /// Runs `op` on every piece of the request; a member failure fails the array.

@@ -10,7 +10,7 @@
 use super::{sized, Raid5Volume, FAILED};
 use crate::bytes::common::{bytes, check_request, is_member_failure, Members};
 use crate::bytes::health::ArrayState;
-use crate::map::plan::{plan_read_into, ReadOptions, ReadPlan, ReadPurpose};
+use crate::map::plan::{plan_read_into, ReadOptions, ReadPlan, ReadPurpose, ReadUse};
 use crate::map::{MemberIndex, ParityLayout};
 use spinstack_sim::units::{Lbn, Sectors};
 use spinstack_store::{xor_into, BlockStore, StoreError};
@@ -154,18 +154,7 @@ fn execute_read<S: BlockStore>(
         }
         let data = sized(scratch, bytes(read.sectors.0));
         read_into(members, data)?;
-        for used in uses {
-            let from = &data[bytes(used.skip.0)..][..bytes(used.sectors.0)];
-            match used.purpose {
-                ReadPurpose::Data { volume_offset } => {
-                    out[bytes(volume_offset.0)..][..from.len()].copy_from_slice(from)
-                }
-                ReadPurpose::Reconstruct { volume_offset } => {
-                    xor_into(&mut out[bytes(volume_offset.0)..][..from.len()], from)
-                }
-                ReadPurpose::FillIn | ReadPurpose::UnusedTail => {}
-            }
-        }
+        apply_uses(uses, data, out);
     }
     debug_assert_eq!(
         next_use,
@@ -173,4 +162,21 @@ fn execute_read<S: BlockStore>(
         "uses are grouped by read, in order"
     );
     Ok(())
+}
+
+/// Copies each `Data` use of one read's bytes (`data`) to the output and XORs each
+/// `Reconstruct` use into it; drops the rest.
+fn apply_uses(uses: &[ReadUse], data: &[u8], out: &mut [u8]) {
+    for used in uses {
+        let from = &data[bytes(used.skip.0)..][..bytes(used.sectors.0)];
+        match used.purpose {
+            ReadPurpose::Data { volume_offset } => {
+                out[bytes(volume_offset.0)..][..from.len()].copy_from_slice(from)
+            }
+            ReadPurpose::Reconstruct { volume_offset } => {
+                xor_into(&mut out[bytes(volume_offset.0)..][..from.len()], from)
+            }
+            ReadPurpose::FillIn | ReadPurpose::UnusedTail => {}
+        }
+    }
 }

@@ -241,42 +241,65 @@ fn parity_run(
     }
     for (index, base) in scratch.data_base.iter().enumerate() {
         let Some(base) = *base else { continue };
-        let member = MemberIndex(index as u32);
-        let used = scratch.units[index].used.0;
-        let end = b.min(used);
-        if a >= end {
-            continue;
-        }
-        // The unit offsets this write covers, possibly empty.
-        let written_from = range.start.0.max(base).saturating_sub(base).max(a);
-        let written_to = range.end().0.min(base + used).saturating_sub(base).min(end);
-        let new =
-            |from: u64, to: u64| &data[bytes(base + from - range.start.0)..][..bytes(to - from)];
-        let target = |from: u64, to: u64| bytes(from - a)..bytes(to - a);
-        if written_from < written_to {
-            let span = target(written_from, written_to);
-            xor_into(&mut out[span.clone()], new(written_from, written_to));
-            if run.method == ParityMethod::ReadModifyWrite {
-                xor_into(
-                    &mut out[span],
-                    old_slice(plan, scratch, member, written_from, written_to),
-                );
-            }
-        }
-        if run.method == ParityMethod::ReconstructWrite {
-            // Unwritten offsets of an existing unit contribute their old contents.
-            let (before, after) = if written_from < written_to {
-                ((a, written_from), (written_to, end))
-            } else {
-                ((a, end), (end, end))
+        let end = b.min(scratch.units[index].used.0);
+        if a < end {
+            let unit = RunUnit {
+                member: MemberIndex(index as u32),
+                base,
+                from: a,
+                to: end,
             };
-            for (from, to) in [before, after] {
-                if from < to {
-                    xor_into(
-                        &mut out[target(from, to)],
-                        old_slice(plan, scratch, member, from, to),
-                    );
-                }
+            add_unit(plan, range, data, scratch, run.method, &unit, out);
+        }
+    }
+}
+
+/// A data unit's part of a parity run: unit offsets `from..to` (`from` is the run's
+/// start, `to` the run's end or the unit's end), the unit's data starting at stripe
+/// data offset `base`.
+struct RunUnit {
+    member: MemberIndex,
+    base: u64,
+    from: u64,
+    to: u64,
+}
+
+/// XORs one data unit's contribution to a run into `out` (indexed from `unit.from`).
+fn add_unit(
+    plan: &WritePlan,
+    range: StripeRange,
+    data: &[u8],
+    scratch: &Scratch,
+    method: ParityMethod,
+    unit: &RunUnit,
+    out: &mut [u8],
+) {
+    let (a, end, base) = (unit.from, unit.to, unit.base);
+    let used_end = base + scratch.units[unit.member.index()].used.0;
+    // The unit offsets this write covers inside the run, possibly empty.
+    let written_from = range.start.0.max(base).saturating_sub(base).max(a);
+    let written_to = range.end().0.min(used_end).saturating_sub(base).min(end);
+    let target = |from: u64, to: u64| bytes(from - a)..bytes(to - a);
+    let old = |from: u64, to: u64| old_slice(plan, scratch, unit.member, from, to);
+    if written_from < written_to {
+        let span = target(written_from, written_to);
+        let new =
+            &data[bytes(base + written_from - range.start.0)..][..bytes(written_to - written_from)];
+        xor_into(&mut out[span.clone()], new);
+        if method == ParityMethod::ReadModifyWrite {
+            xor_into(&mut out[span], old(written_from, written_to));
+        }
+    }
+    if method == ParityMethod::ReconstructWrite {
+        // Unwritten offsets of an existing unit contribute their old contents.
+        let (before, after) = if written_from < written_to {
+            ((a, written_from), (written_to, end))
+        } else {
+            ((a, end), (end, end))
+        };
+        for (from, to) in [before, after] {
+            if from < to {
+                xor_into(&mut out[target(from, to)], old(from, to));
             }
         }
     }
