@@ -17,9 +17,12 @@ impl<S: BlockStore, L: ParityLayout> Raid5Volume<S, L> {
     pub(super) fn write_volume(&mut self, lbn: Lbn, buf: &[u8]) -> Result<(), StoreError> {
         let sectors = check_request(self.layout.capacity(), lbn, buf.len())?;
         self.protected(lbn, sectors, |volume| {
-            for segment in volume.segments(lbn, sectors) {
-                let data = &buf[bytes(segment.volume_offset.0)..][..bytes(segment.range.sectors.0)];
+            let mut done = 0;
+            while done < sectors.0 {
+                let segment = volume.segment_at(lbn, sectors, done);
+                let data = &buf[bytes(done)..][..bytes(segment.range.sectors.0)];
                 volume.write_stripe(segment.stripe, segment.range, data)?;
+                done += segment.range.sectors.0;
             }
             Ok(())
         })
@@ -28,7 +31,10 @@ impl<S: BlockStore, L: ParityLayout> Raid5Volume<S, L> {
     pub(super) fn trim_volume(&mut self, lbn: Lbn, sectors: Sectors) -> Result<(), StoreError> {
         check_range(self.layout.capacity(), lbn, sectors)?;
         self.protected(lbn, sectors, |volume| {
-            for segment in volume.segments(lbn, sectors) {
+            let mut done = 0;
+            while done < sectors.0 {
+                let segment = volume.segment_at(lbn, sectors, done);
+                done += segment.range.sectors.0;
                 let stripe_data = volume.layout.stripe_data_sectors(segment.stripe);
                 if segment.range.start.0 == 0 && segment.range.sectors == stripe_data {
                     volume.trim_stripe(segment.stripe)?;
@@ -44,13 +50,18 @@ impl<S: BlockStore, L: ParityLayout> Raid5Volume<S, L> {
         })
     }
 
-    /// The request's stripe segments (the request was checked against the capacity).
-    fn segments(&self, lbn: Lbn, sectors: Sectors) -> Vec<StripeSegment> {
-        // A request rarely spans many stripes; collecting lets the loop borrow `self`
-        // mutably. The list is bounded by the request's length.
-        match stripe_segments(&self.layout, lbn, sectors) {
-            Ok(segments) => segments.collect(),
-            Err(error) => unreachable!("request checked against the capacity: {error}"),
+    /// The stripe segment of the request (`sectors` from `lbn`, checked against the
+    /// capacity) that starts `done` sectors into it. One `stripe_of` per segment, and
+    /// no list to allocate or borrow while the stripe is written.
+    fn segment_at(&self, lbn: Lbn, sectors: Sectors, done: u64) -> StripeSegment {
+        let rest = Sectors(sectors.0 - done);
+        let segment = stripe_segments(&self.layout, lbn.offset(Sectors(done)), rest)
+            .ok()
+            .and_then(|mut segments| segments.next())
+            .expect("a non-empty request inside the capacity has a first segment");
+        StripeSegment {
+            volume_offset: Sectors(done),
+            ..segment
         }
     }
 
