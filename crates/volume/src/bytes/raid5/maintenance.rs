@@ -1,0 +1,304 @@
+//! RAID-5 maintenance: rebuild, scrub, flush of the members, and assembly with
+//! write-intent resync.
+//!
+//! **Resync after a crash.** The write-intent record names the regions that may have
+//! had a write in flight. For every stripe such a region overlaps, the parity is
+//! recomputed from the data units (md's resync): each data unit holds its old or its
+//! new contents, or a mix at sector granularity, and whatever it holds becomes the
+//! truth, now protected by matching parity.
+//!
+//! **Dirty and degraded.** If a member is missing at assembly, a dirty stripe whose
+//! data unit was on it cannot be resynced: its parity may not match the surviving
+//! data, and reconstructing the missing unit from it could return data that was never
+//! written (the write hole). md refuses to start such an array unless forced
+//! (`start_dirty_degraded`); so does [`Raid5Volume::assemble`] with
+//! [`VolumeError::DirtyDegraded`]. With `force`, it assembles, resyncs the stripes
+//! whose parity member is the missing one (nothing to do) and lists the others in
+//! [`RecoveryReport::unverified_stripes`]: reads of the missing unit there come from
+//! parity as it is, exactly md's forced behaviour, and the caller took that risk.
+//!
+//! **Rebuild** writes the replaced member stripe by stripe (its unit rebuilt as the
+//! XOR of the other units) and is not recorded: after a restart a rebuild starts over.
+
+use super::{sized, Raid5Volume, FAILED};
+use crate::bytes::common::{bytes, is_member_failure, Intent, RecoveryReport};
+use crate::bytes::error::VolumeError;
+use crate::bytes::health::{ArrayState, Liveness};
+use crate::bytes::scrub::ScrubReport;
+use crate::map::{MemberIndex, ParityLayout};
+use spinstack_sim::units::Lbn;
+use spinstack_store::{xor_into, BlockStore, StoreError};
+
+impl<S: BlockStore, L: ParityLayout> Raid5Volume<S, L> {
+    /// Rebuilds up to `max_stripes` stripes of the member being rebuilt; returns how
+    /// many it did (0 when nothing is being rebuilt).
+    pub fn rebuild_step(&mut self, max_stripes: u64) -> Result<u64, VolumeError> {
+        let mut done = 0;
+        while done < max_stripes {
+            let ArrayState::Rebuilding { member, cursor, .. } = *self.members.health.state() else {
+                break;
+            };
+            let result = self.rebuild_stripe(member, cursor);
+            let still_rebuilding = matches!(
+                *self.members.health.state(),
+                ArrayState::Rebuilding { member: m, cursor: c, .. } if m == member && c == cursor
+            );
+            match result {
+                Ok(()) if still_rebuilding => self.members.health.advance_rebuild(cursor + 1),
+                Ok(()) => break,
+                Err(error) => return Err(self.maintenance_error(error)),
+            }
+            done += 1;
+        }
+        if self.members.health.is_failed() {
+            return Err(self.maintenance_error(StoreError::Failed { operation: FAILED }));
+        }
+        Ok(done)
+    }
+
+    fn maintenance_error(&self, error: StoreError) -> VolumeError {
+        if self.members.health.is_failed() {
+            VolumeError::ArrayFailed {
+                failed: self.members.health.failed().to_vec(),
+            }
+        } else {
+            VolumeError::Store(error)
+        }
+    }
+
+    /// Rebuilds `member`'s unit of `stripe` from the others.
+    fn rebuild_stripe(&mut self, member: MemberIndex, stripe: u64) -> Result<(), StoreError> {
+        let unit = self.layout.unit(stripe, member);
+        let mut target = std::mem::take(&mut self.scratch.unit_a);
+        let result = self
+            .xor_of_others(stripe, member, sized(&mut target, bytes(unit.used.0)))
+            .and_then(|all_read| match all_read {
+                true => self
+                    .members
+                    .write(member, unit.start, &target[..bytes(unit.used.0)]),
+                false => Ok(()), // a source failed: the state machine moved on
+            });
+        self.scratch.unit_a = target;
+        match result {
+            Err(error) if is_member_failure(&error) => self.member_failed(member),
+            other => other,
+        }
+    }
+
+    /// XOR of every unit of `stripe` but `member`'s, over `member`'s `used` sectors (a
+    /// shorter unit counts as zeros past its end) into `out`. `Ok(false)` if a source
+    /// member failed while being read (it is then marked failed).
+    fn xor_of_others(
+        &mut self,
+        stripe: u64,
+        member: MemberIndex,
+        out: &mut [u8],
+    ) -> Result<bool, StoreError> {
+        out.fill(0);
+        let used = (out.len() / crate::bytes::common::SECTOR) as u64;
+        let mut source = std::mem::take(&mut self.scratch.unit_b);
+        let mut result = Ok(true);
+        for index in (0..self.layout.members()).filter(|&m| m != member.0) {
+            let other = MemberIndex(index);
+            let unit = self.layout.unit(stripe, other);
+            let len = bytes(unit.used.0.min(used));
+            let buf = sized(&mut source, len);
+            match self.members.read(other, unit.start, buf) {
+                Ok(()) => xor_into(&mut out[..len], buf),
+                Err(error) if is_member_failure(&error) => {
+                    result = self.member_failed(other).map(|()| false);
+                    break;
+                }
+                Err(error) => {
+                    result = Err(error);
+                    break;
+                }
+            }
+        }
+        self.scratch.unit_b = source;
+        result
+    }
+
+    /// Compares every stripe's parity with the XOR of its data (md's `check`); with
+    /// `repair`, rewrites the parity of each stripe that differs (md's `repair`).
+    /// Stripes with a member out (or not yet rebuilt) are skipped.
+    pub fn scrub(&mut self, repair: bool) -> Result<ScrubReport, VolumeError> {
+        self.members.check_usable(FAILED)?;
+        let mut report = ScrubReport::default();
+        for stripe in 0..self.layout.stripes() {
+            if self.failed_at(stripe)?.is_some() {
+                report.stripes_skipped += 1;
+                continue;
+            }
+            let parity = self.layout.parity_member(stripe);
+            let len = bytes(self.layout.unit(stripe, parity).used.0);
+            let mut expected = std::mem::take(&mut self.scratch.unit_a);
+            let mut stored = std::mem::take(&mut self.scratch.unit_c);
+            let result = match self.check_parity(stripe, parity, &mut expected, &mut stored) {
+                Ok(None) => {
+                    report.stripes_skipped += 1;
+                    Ok(())
+                }
+                Ok(Some(matches)) => {
+                    report.stripes_checked += 1;
+                    if !matches {
+                        report.record_mismatch(stripe);
+                    }
+                    if !matches && repair {
+                        report.repaired += 1;
+                        self.write_parity(stripe, parity, &expected[..len])
+                    } else {
+                        Ok(())
+                    }
+                }
+                Err(error) => Err(error),
+            };
+            self.scratch.unit_a = expected;
+            self.scratch.unit_c = stored;
+            result.map_err(|e| self.maintenance_error(e))?;
+        }
+        Ok(report)
+    }
+
+    /// `Some(parity matches)`, or `None` when a member failed during the check.
+    fn check_parity(
+        &mut self,
+        stripe: u64,
+        parity: MemberIndex,
+        expected: &mut Vec<u8>,
+        stored: &mut Vec<u8>,
+    ) -> Result<Option<bool>, StoreError> {
+        let unit = self.layout.unit(stripe, parity);
+        let len = bytes(unit.used.0);
+        if !self.xor_of_others(stripe, parity, sized(expected, len))? {
+            return Ok(None);
+        }
+        match self.members.read(parity, unit.start, sized(stored, len)) {
+            Ok(()) => Ok(Some(expected[..len] == stored[..len])),
+            Err(error) if is_member_failure(&error) => self.member_failed(parity).map(|()| None),
+            Err(error) => Err(error),
+        }
+    }
+
+    /// Writes `stripe`'s parity, with the stripe marked in the write-intent record.
+    fn write_parity(
+        &mut self,
+        stripe: u64,
+        parity: MemberIndex,
+        data: &[u8],
+    ) -> Result<(), StoreError> {
+        let start = self.layout.stripe_start(stripe);
+        let sectors = self.layout.stripe_data_sectors(stripe);
+        let unit_start = self.layout.unit(stripe, parity).start;
+        self.protected(start, sectors, |volume| {
+            match volume.members.write(parity, unit_start, data) {
+                Err(error) if is_member_failure(&error) => volume.member_failed(parity),
+                other => other,
+            }
+        })
+    }
+
+    /// Flushes every live member; a member failing here is marked failed.
+    pub(super) fn flush_members(&mut self) -> Result<(), StoreError> {
+        for index in 0..self.members.count() {
+            let member = MemberIndex(index);
+            if self.members.health.liveness(member) == Liveness::Dead {
+                continue;
+            }
+            match self.members.flush(member) {
+                Err(error) if is_member_failure(&error) => self.member_failed(member)?,
+                other => other?,
+            }
+        }
+        Ok(())
+    }
+
+    /// Assembles a RAID-5 after a restart: `members` in layout order (`None` for a
+    /// missing one), the write-intent record in `intent_store`. Recomputes the parity
+    /// of every stripe a dirty region overlaps, marks the regions resynced, flushes
+    /// and cleans the record. Dirty and degraded: see the module docs (`force`).
+    pub fn assemble(
+        layout: L,
+        members: Vec<Option<S>>,
+        intent_store: S,
+        force: bool,
+    ) -> Result<(Self, RecoveryReport), VolumeError> {
+        let mut volume = Self::from_slots(layout, members)?;
+        let (intent, dirty) = Intent::open(intent_store, volume.layout.capacity())?;
+        let missing = volume.members.health.failed().first().copied();
+        if let (Some(missing), false, false) = (missing, dirty.is_empty(), force) {
+            return Err(VolumeError::DirtyDegraded {
+                missing,
+                dirty_regions: dirty.len(),
+            });
+        }
+        let mut report = RecoveryReport {
+            generation: intent.record.generation(),
+            ..RecoveryReport::default()
+        };
+        volume.intent = Some(intent);
+        for &region in &dirty {
+            volume.resync_region(region, &mut report)?;
+        }
+        report.dirty_regions = dirty;
+        let mut intent = volume.intent.take().expect("set above");
+        let finished = intent.flush_and_clean(|| volume.flush_members());
+        volume.intent = Some(intent);
+        finished?;
+        Ok((volume, report))
+    }
+
+    /// Recomputes the parity of every stripe `region` overlaps, then marks it resynced.
+    fn resync_region(
+        &mut self,
+        region: u64,
+        report: &mut RecoveryReport,
+    ) -> Result<(), VolumeError> {
+        let intent = self.intent.as_ref().expect("resync needs a record");
+        let (start, sectors) = intent.region_range(region);
+        if sectors.0 > 0 {
+            let first = self.layout.stripe_of(start)?;
+            let last = self.layout.stripe_of(Lbn(start.0 + sectors.0 - 1))?;
+            for stripe in first..=last {
+                self.resync_stripe(stripe, report)?;
+            }
+        }
+        let intent = self.intent.as_mut().expect("resync needs a record");
+        intent.record.resynced(region)?;
+        Ok(())
+    }
+
+    fn resync_stripe(
+        &mut self,
+        stripe: u64,
+        report: &mut RecoveryReport,
+    ) -> Result<(), VolumeError> {
+        let parity = self.layout.parity_member(stripe);
+        match self.failed_at(stripe)? {
+            Some(failed) if failed == parity => return Ok(()),
+            Some(_) => {
+                if !report.unverified_stripes.contains(&stripe) {
+                    report.unverified_stripes.push(stripe);
+                }
+                return Ok(());
+            }
+            None => {}
+        }
+        let unit = self.layout.unit(stripe, parity);
+        let mut expected = std::mem::take(&mut self.scratch.unit_a);
+        let len = bytes(unit.used.0);
+        let result = self
+            .xor_of_others(stripe, parity, sized(&mut expected, len))
+            .and_then(|all_read| match all_read {
+                true => self.members.write(parity, unit.start, &expected[..len]),
+                false => Ok(()),
+            });
+        self.scratch.unit_a = expected;
+        match result {
+            Err(error) if is_member_failure(&error) => self.member_failed(parity)?,
+            other => other?,
+        }
+        report.units_resynced += 1;
+        Ok(())
+    }
+}
