@@ -131,8 +131,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
 
 fn run_volume(path: &std::path::Path, options: DriveOptions, args: &Args) -> anyhow::Result<()> {
     let spec = config::read(path)?;
-    let built = build::build(&spec, &options)
-        .with_context(|| format!("cannot build the volume of {}", path.display()))?;
+    let built = build::build(&spec, &options).context("cannot build the volume")?;
     for note in &built.notes {
         eprintln!("note: {}: {note}", path.display());
     }

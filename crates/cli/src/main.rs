@@ -23,7 +23,7 @@ enum Command {
     Disks(cmd_disks::Args),
     /// Replay a DiskSim validation trace and print the demerit figure.
     Validate(cmd_validate::Args),
-    /// Run a synthetic workload on a drive and print response-time statistics.
+    /// Run a synthetic workload on a drive or a volume and print response-time statistics.
     Simulate(cmd_simulate::Args),
     /// Extract a drive's track boundaries (simulated drive or real device).
     Extract(cmd_extract::Args),

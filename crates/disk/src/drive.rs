@@ -385,7 +385,7 @@ impl Drive {
         breakdown.overhead = Nanoseconds((done - request.arrival).0.saturating_sub(accounted));
         let background_end = self.job.as_ref().map_or(0, |j| j.arm_after.free_ps);
         let busy_end = (background_end.max(outcome.done_ps) / PS_PER_NS) as u64;
-        self.power.busy(start.0, busy_end);
+        self.power.busy(start, Nanoseconds(busy_end));
         Ok(Completion {
             request,
             done,

@@ -17,8 +17,10 @@ use spinstack_trackmap::TrackMap;
 /// Why a volume could not be built.
 #[derive(Debug, thiserror::Error)]
 pub enum BuildError {
-    #[error("member {index} ({name}): {problem}")]
+    #[error("{location}member {index} ({name}): {problem}")]
     Member {
+        /// "FILE: line N: " when the spec came from a file, else empty.
+        location: String,
         index: usize,
         name: String,
         problem: String,
@@ -54,6 +56,9 @@ pub fn build(spec: &VolumeSpec, drive_options: &DriveOptions) -> Result<Built, B
     let mut maps = Vec::new();
     for (index, name) in spec.members.iter().enumerate() {
         let member = |problem: String| BuildError::Member {
+            location: spec
+                .member_location(index)
+                .map_or(String::new(), |at| format!("{at}: ")),
             index,
             name: name.clone(),
             problem,

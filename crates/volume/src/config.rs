@@ -103,6 +103,26 @@ pub struct VolumeSpec {
     pub buffer: Option<BufferSpec>,
     pub plug: Option<PlugPolicy>,
     pub host: HostCost,
+    /// Where the spec was read from, so later errors (a member the catalog does
+    /// not know) can name the file and line.
+    #[serde(skip)]
+    pub origin: Option<Origin>,
+}
+
+/// The file a spec came from and the line of each member.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Origin {
+    pub file: String,
+    pub member_lines: Vec<usize>,
+}
+
+impl VolumeSpec {
+    /// "FILE: line N" for member `index`, when the spec came from a file.
+    pub fn member_location(&self, index: usize) -> Option<String> {
+        let origin = self.origin.as_ref()?;
+        let line = origin.member_lines.get(index)?;
+        Some(format!("{}: line {line}", origin.file))
+    }
 }
 
 /// A bad volume file: where and what.

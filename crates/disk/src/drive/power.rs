@@ -239,7 +239,8 @@ impl PowerMeter {
 
     /// Record that the drive is busy over `[from, to)` (intervals come in time
     /// order; the part before the spindle is ready is the spin-up's).
-    pub fn busy(&mut self, from_ns: u64, to_ns: u64) {
+    pub fn busy(&mut self, from: Nanoseconds, to: Nanoseconds) {
+        let (from_ns, to_ns) = (from.0, to.0);
         let ready = match self.spindle {
             Spindle::Spinning { ready_ns, .. } => ready_ns,
             Spindle::Down { .. } => u64::MAX,

@@ -103,6 +103,7 @@ fn spec(config: &Config) -> VolumeSpec {
         }),
         plug: None,
         host: HostCost::windows2000_device_io(),
+        origin: None,
     }
 }
 

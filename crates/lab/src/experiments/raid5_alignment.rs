@@ -84,6 +84,7 @@ fn spec(layout: Layout) -> VolumeSpec {
         buffer: None,
         plug: None,
         host: HostCost::NONE,
+        origin: None,
     }
 }
 

@@ -143,6 +143,15 @@ impl Checker<'_> {
                 Some(host) => self.host(host)?,
                 None => HostCost::windows2000_device_io(),
             },
+            origin: Some(Origin {
+                file: self.file.to_string(),
+                member_lines: raw
+                    .members
+                    .get_ref()
+                    .iter()
+                    .map(|m| line_of(self.text, m.span().start))
+                    .collect(),
+            }),
         })
     }
 

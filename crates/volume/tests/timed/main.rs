@@ -8,6 +8,7 @@ mod buffer;
 mod common;
 mod mirrored;
 mod parity;
+mod power;
 mod randomized;
 mod striped;
 mod track_aligned;

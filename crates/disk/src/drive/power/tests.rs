@@ -38,7 +38,7 @@ fn buckets_sum(r: &EnergyReport) -> u64 {
 #[test]
 fn active_idle_split() {
     let mut m = PowerMeter::new(&spec());
-    m.busy(S, 2 * S);
+    m.busy(ns(S), ns(2 * S));
     let r = m.report(ns(4 * S), None);
     assert_eq!((r.active, r.idle), (ns(S), ns(3 * S)));
     assert!((r.joules - (10.0 + 3.0 * 5.0)).abs() < 1e-9);
@@ -57,7 +57,7 @@ fn idle_timer_spins_down() {
             level: StandbyLevel(1),
         }),
     );
-    m.busy(0, S);
+    m.busy(ns(0), ns(S));
     assert_eq!(m.state_at(ns(10 * S), None), PowerState::Idle);
     assert_eq!(
         m.state_at(ns(12 * S), None),
@@ -91,7 +91,7 @@ fn request_during_spin_down_waits_for_both() {
         m.state_at(ns(3 * S), None),
         PowerState::SpinningUp(StandbyLevel(1))
     );
-    m.busy(S / 2, 6 * S);
+    m.busy(ns(S / 2), ns(6 * S));
     let r = m.report(ns(6 * S), None);
     assert_eq!((r.spin_downs, r.spin_ups), (1, 1));
     assert_eq!((r.transition, r.active), (ns(5 * S), ns(S)));
@@ -103,12 +103,12 @@ fn request_during_spin_down_waits_for_both() {
 #[test]
 fn order_waits_for_work_and_queued_requests() {
     let mut m = PowerMeter::new(&spec());
-    m.busy(0, 5 * S);
+    m.busy(ns(0), ns(5 * S));
     m.order_spin_down(ns(S), StandbyLevel(0), true);
     assert_eq!(m.state_at(ns(4 * S), None), PowerState::Active);
     // A request queued at 4 s starts at 5 s: no spin cycle.
     assert_eq!(m.wake(ns(4 * S), ns(5 * S)), ns(0));
-    m.busy(5 * S, 6 * S);
+    m.busy(ns(5 * S), ns(6 * S));
     // Quiet from 6 s: the order fires then.
     assert_eq!(
         m.state_at(ns(6 * S + 1), None),
