@@ -165,8 +165,10 @@ pub struct Members<D: BlockDevice, T: Copy, P = ()> {
     delayed_work: Vec<Option<Delayed>>,
     free_delayed: Vec<u32>,
     next_delay_order: u64,
-    /// Child completions taken from the engine, not yet handed to the layer.
-    arrived: VecDeque<DeviceCompletion>,
+    /// Child completions taken from the engine (filled by the engine directly, no
+    /// copy); those before `arrived_next` are handled.
+    arrived: Vec<DeviceCompletion>,
+    arrived_next: usize,
     /// Parents whose outstanding count reached zero: checked at the next poll.
     maybe_done: Vec<ParentId>,
     /// Parents completed, in completion order, for `drain`.
@@ -231,7 +233,8 @@ impl<D: BlockDevice, T: Copy, P: Default> Members<D, T, P> {
             delayed_work: Vec::new(),
             free_delayed: Vec::new(),
             next_delay_order: 0,
-            arrived: VecDeque::new(),
+            arrived: Vec::new(),
+            arrived_next: 0,
             maybe_done: Vec::new(),
             finished: VecDeque::new(),
             counters: vec![MemberCounters::default(); count],
@@ -292,9 +295,7 @@ impl<D: BlockDevice, T: Copy, P: Default> Members<D, T, P> {
         if now <= self.engine.now() {
             return;
         }
-        let mut due = Vec::new();
-        self.engine.run_until(now, &mut due);
-        self.arrived.extend(due);
+        self.engine.run_until(now, &mut self.arrived);
     }
 
     /// Accept `request` as a parent (its arrival is now).
@@ -607,7 +608,12 @@ impl<D: BlockDevice, T: Copy, P: Default> Members<D, T, P> {
                 return Some(event);
             }
             self.finish_settled();
-            if let Some(done) = self.arrived.pop_front() {
+            if let Some(&done) = self.arrived.get(self.arrived_next) {
+                self.arrived_next += 1;
+                if self.arrived_next == self.arrived.len() {
+                    self.arrived.clear();
+                    self.arrived_next = 0;
+                }
                 self.child_done(done);
                 continue;
             }
@@ -624,9 +630,7 @@ impl<D: BlockDevice, T: Copy, P: Default> Members<D, T, P> {
             };
             match (engine_next, delayed_next) {
                 (Some(e), _) if engine_first => {
-                    let mut due = Vec::new();
-                    self.engine.step(e, &mut due);
-                    self.arrived.extend(due);
+                    self.engine.step(e, &mut self.arrived);
                 }
                 (_, Some(d)) => {
                     self.catch_up(d);
@@ -734,7 +738,9 @@ impl<D: BlockDevice, T: Copy, P: Default> Members<D, T, P> {
     pub fn next_event_time(&self) -> Option<Nanoseconds> {
         let times = [
             self.finished.front().map(|c| c.done),
-            self.arrived.front().map(|c| c.completion.done),
+            self.arrived
+                .get(self.arrived_next)
+                .map(|c| c.completion.done),
             (!self.maybe_done.is_empty() || !self.events.is_empty()).then_some(self.engine.now()),
             self.engine.next_event_time(),
             self.delayed.peek().map(|Reverse((t, _, _))| *t),

@@ -248,6 +248,11 @@ impl<D: BlockDevice, L: ParityLayout> Parity<D, L> {
             self.io.members.state_mut(parent).status = Status::DeviceFailed;
             return;
         }
+        if let Some(extent) = self.single_unit_read(request) {
+            self.extents.push(extent);
+            self.send_extents(parent, Operation::Read, false, Tag::Read { attempt });
+            return;
+        }
         let options = ReadOptions {
             fill_in_parity: self.options.fill_in_parity,
             whole_units: self.options.whole_units,
@@ -264,6 +269,25 @@ impl<D: BlockDevice, L: ParityLayout> Parity<D, L> {
         .expect("range checked at submit");
         self.extents.extend_from_slice(&self.read_plan.reads);
         self.send_extents(parent, Operation::Read, false, Tag::Read { attempt });
+    }
+
+    /// The one member extent of a read inside one data unit of a healthy array,
+    /// when the read plan would add nothing to it (it is the common small read;
+    /// the plan gives the same extent, found the long way).
+    fn single_unit_read(&self, request: BlockRequest) -> Option<MemberExtent> {
+        if !self.failed.is_empty() {
+            return None;
+        }
+        let (member, lbn) = self.layout.locate(request.lbn).ok()?;
+        let stripe = self.layout.stripe_of(request.lbn).ok()?;
+        let unit = self.layout.unit(stripe, member);
+        let inside = lbn.offset(request.sectors) <= unit.start.offset(unit.used);
+        let whole = lbn == unit.start && request.sectors == unit.used;
+        (inside && !(whole && self.options.whole_units)).then_some(MemberExtent {
+            member,
+            lbn,
+            sectors: request.sectors,
+        })
     }
 
     fn issue_flush(&mut self, parent: ParentId) {
@@ -517,24 +541,25 @@ impl<D: BlockDevice, L: ParityLayout> Parity<D, L> {
     }
 }
 
-/// Sort extents by member and LBN and merge those that touch.
+/// Sort extents by member and LBN and merge those that touch (in place).
 fn coalesce(extents: &mut Vec<MemberExtent>) {
-    extents.sort_by_key(|e| (e.member, e.lbn));
-    let mut merged: Vec<MemberExtent> = Vec::with_capacity(extents.len());
-    for &extent in extents.iter() {
-        match merged.last_mut() {
-            Some(last)
-                if last.member == extent.member
-                    && last.end() >= extent.lbn
-                    && extent.sectors.0 > 0 =>
-            {
-                let end = last.end().max(extent.end());
-                last.sectors = end.sectors_since(last.lbn);
-            }
-            _ => merged.push(extent),
+    if extents.len() < 2 {
+        return;
+    }
+    extents.sort_unstable_by_key(|e| (e.member, e.lbn));
+    let mut kept = 0;
+    for index in 1..extents.len() {
+        let extent = extents[index];
+        let last = &mut extents[kept];
+        if last.member == extent.member && last.end() >= extent.lbn && extent.sectors.0 > 0 {
+            let end = last.end().max(extent.end());
+            last.sectors = end.sectors_since(last.lbn);
+        } else {
+            kept += 1;
+            extents[kept] = extent;
         }
     }
-    *extents = merged;
+    extents.truncate(kept + 1);
 }
 
 impl<D: BlockDevice, L: ParityLayout> BlockDevice for Parity<D, L> {
