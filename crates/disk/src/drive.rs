@@ -60,12 +60,13 @@ mod media;
 pub mod power;
 
 use crate::layout::{Layout, LayoutError};
+pub use crate::spec::MAX_STANDBY_LEVELS;
 use crate::spec::{DriveSpec, ReadAheadMode, SchedulingPolicy};
 use cache::{merge_ranges, Cache, SegmentState};
 use firmware::{bus_pipeline_until, BusPlan, Firmware};
 use mechanics::{Mechanics, Picoseconds, PS_PER_NS};
 use media::{cut_at, AccessMode, Arm, Media, Run, Span, TrackStop};
-pub use power::{EnergyReport, LevelTally, PowerState, MAX_STANDBY_LEVELS};
+pub use power::{EnergyReport, LevelTally, PowerState};
 use spinstack_sim::device::{
     refuse_member_path, BlockDevice, Control, ControlError, DeviceError, IdlePolicy, MemberIndex,
     StandbyLevel,
@@ -464,7 +465,9 @@ fn ps_to_ns(t: Picoseconds) -> Nanoseconds {
     Nanoseconds((t.max(0) / PS_PER_NS) as u64)
 }
 
+mod commands;
 mod serve;
+mod serve_write;
 
 impl BlockDevice for Drive {
     fn capacity(&self) -> Sectors {

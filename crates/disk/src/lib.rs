@@ -5,9 +5,13 @@
 //! and remapped defects; also serpentine numbering with per-surface track sizes),
 //! the mechanics (extracted or equation seek curves, head switch, write settle,
 //! rotation), the firmware (overheads, segmented cache with read-ahead, write-back,
-//! zero-latency access, host-link transfer, a command queue) and power states with
-//! energy accounting. It also imports DiskSim parameter files and carries a built-in
-//! catalog of drives in its own TOML format.
+//! zero-latency access, host-link transfer, a command queue; flush, trim and
+//! force-unit-access writes) and power: an idle timer, several standby levels each
+//! with its own power and transition time and energy, spin-up as its own part of a
+//! request's time, and energy accounting per state (`drive::power`). It also
+//! imports DiskSim parameter files and carries a built-in catalog of drives in its
+//! own TOML format, and gives each layout's true track map
+//! (`Layout::track_map`).
 //!
 //! **Invariants.** Mapping is pure and separate from timing: [`layout::Layout`]
 //! answers LBN↔PBN and track-boundary queries with no notion of time. Simulated time

@@ -376,6 +376,9 @@ pub struct PowerSpec {
     pub standby: Vec<StandbyLevelSpec>,
 }
 
+/// Most standby levels a drive may list.
+pub const MAX_STANDBY_LEVELS: usize = 4;
+
 /// One standby level: its power and the time and energy of entering and leaving
 /// it (spin-down and spin-up for a stopped spindle; unload and load of the heads;
 /// slowing to and returning from a low RPM).
@@ -414,10 +417,10 @@ impl PowerSpec {
     /// or a wattage or energy that is negative or not finite.
     pub fn problem(&self) -> Option<String> {
         let levels = self.standby.len();
-        if !(1..=crate::drive::power::MAX_STANDBY_LEVELS).contains(&levels) {
+        if !(1..=MAX_STANDBY_LEVELS).contains(&levels) {
             return Some(format!(
                 "power.standby lists {levels} levels; a drive has 1 to {}",
-                crate::drive::power::MAX_STANDBY_LEVELS
+                MAX_STANDBY_LEVELS
             ));
         }
         let bad = |what: String, value: f64| {

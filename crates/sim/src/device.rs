@@ -2,6 +2,7 @@
 //! (a drive, a RAID volume, a buffer), and the control commands that reach a
 //! device, or a member of a volume, without going through its request queue.
 
+pub use crate::request::DeviceError;
 use crate::request::{BlockRequest, Completion};
 use crate::units::{Nanoseconds, Sectors};
 use serde::{Deserialize, Serialize};
@@ -104,23 +105,6 @@ pub enum ControlError {
     },
     #[error("standby level {level} does not exist: the drive has {levels} standby levels")]
     NoSuchStandbyLevel { level: u8, levels: u8 },
-}
-
-#[derive(Clone, Debug, thiserror::Error, PartialEq, Eq)]
-pub enum DeviceError {
-    #[error("request {id} ({lbn}+{sectors} sectors) runs past the device capacity of {capacity} sectors")]
-    OutOfRange {
-        id: u64,
-        lbn: u64,
-        sectors: u64,
-        capacity: u64,
-    },
-    #[error("request {id} has zero length")]
-    Empty { id: u64 },
-    #[error("flush {id} carries a range ({lbn}+{sectors} sectors); a flush has none")]
-    FlushWithRange { id: u64, lbn: u64, sectors: u64 },
-    #[error("the device queue is full ({depth} requests)")]
-    QueueFull { depth: usize },
 }
 
 /// Boxed devices (e.g. `Box<dyn BlockDevice>`) are devices, so one engine can hold

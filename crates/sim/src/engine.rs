@@ -15,8 +15,11 @@
 //! number of requests outstanding at a device, and the heap, have fixed bounds.
 //!
 //! **Layers above drives.** A RAID volume or a buffer is itself a [`BlockDevice`]
-//! that owns its member devices; heterogeneous devices go in as
-//! `Engine<Box<dyn BlockDevice>>`.
+//! that owns its member devices in an engine of its own (through
+//! [`crate::members::Members`]); heterogeneous devices go in as
+//! `Engine<Box<dyn BlockDevice>>`. Devices are reached only through `submit` and
+//! `control`, never by a mutable borrow, so nothing enters a device's queue
+//! behind the engine's back.
 //!
 //! **Cost.** No allocation per event: the completion buffer is reused and the heap
 //! only grows to its high-water mark.

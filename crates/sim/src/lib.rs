@@ -7,8 +7,14 @@
 //! **Invariants.** No wall clock inside; a run is a pure function of its inputs and
 //! its seed; events at equal times are served in the order they were scheduled.
 //!
-//! **Modules.** [`units`], [`request`] and [`device`] are the contracts; [`engine`]
-//! runs many devices on one clock; [`driver`] feeds it (closed and open loop);
+//! **Modules.** [`units`], [`request`] and [`device`] are the contracts: requests
+//! (read, write, trim, flush; force-unit-access), completions with a status and,
+//! from drives, a drive detail; the `BlockDevice` trait with its control commands
+//! (power, failure) routed down member paths. [`engine`] runs many devices on one
+//! clock; [`driver`] is the one event loop over it (a `Host` whose callbacks issue
+//! requests and set wake-ups; closed and open loops are two such hosts);
+//! [`members`] is the member bookkeeping every layer over devices shares (parent
+//! and child tables, per-member FIFOs, merged requests, delayed work);
 //! [`workload`] makes seeded synthetic requests; [`trace`] reads DiskSim validate
 //! traces; [`stats`] summarises response times and computes DiskSim's demerit;
 //! [`fake`] is a fixed-service device for tests and benchmarks.

@@ -12,7 +12,6 @@
 //! the time went). A layer above drives (a RAID volume, a buffer) completes its
 //! own requests with no drive detail: its completion is not drive-shaped.
 
-use crate::device::DeviceError;
 use crate::units::{Lbn, Nanoseconds, Sectors};
 use serde::{Deserialize, Serialize};
 
@@ -220,4 +219,22 @@ impl Completion {
     pub fn breakdown(&self) -> TimeBreakdown {
         self.drive.map(|d| d.breakdown).unwrap_or_default()
     }
+}
+
+/// Why a device refused a request at submission.
+#[derive(Clone, Debug, thiserror::Error, PartialEq, Eq)]
+pub enum DeviceError {
+    #[error("request {id} ({lbn}+{sectors} sectors) runs past the device capacity of {capacity} sectors")]
+    OutOfRange {
+        id: u64,
+        lbn: u64,
+        sectors: u64,
+        capacity: u64,
+    },
+    #[error("request {id} has zero length")]
+    Empty { id: u64 },
+    #[error("flush {id} carries a range ({lbn}+{sectors} sectors); a flush has none")]
+    FlushWithRange { id: u64, lbn: u64, sectors: u64 },
+    #[error("the device queue is full ({depth} requests)")]
+    QueueFull { depth: usize },
 }

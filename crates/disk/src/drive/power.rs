@@ -25,12 +25,9 @@
 //! Transition time is its own bucket (paid by the transition's joules, not by a
 //! wattage), so active + idle + standby + transition = elapsed time.
 
-use crate::spec::PowerSpec;
+use crate::spec::{PowerSpec, MAX_STANDBY_LEVELS};
 use spinstack_sim::device::{IdlePolicy, StandbyLevel};
 use spinstack_sim::units::Nanoseconds;
-
-/// Most standby levels a drive may list.
-pub const MAX_STANDBY_LEVELS: usize = 4;
 
 /// The spindle/electronics power state at an instant.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -5,7 +5,7 @@ use super::*;
 
 /// Whether write data reaches the buffer block by block (physical) rather than in
 /// one chunk at the end of the host transfer (DiskSim).
-const PROGRESSIVE_WRITE_DATA: bool = true;
+pub(super) const PROGRESSIVE_WRITE_DATA: bool = true;
 
 /// DiskSim stops a prefetch at once in practice (notes §4.1), even with `Stop
 /// prefetch in sector`; finishing the sector under the head measured no better
@@ -21,7 +21,7 @@ const START_PREFETCH_ON_IDLE_HIT: bool = false;
 /// Experiment, off: the write ("low") water mark as the share of a write that must
 /// be buffered before the media write starts. Measured: hp_c3323a 0.305 -> 0.254 ms
 /// but hp_c2247a 0.088 -> 0.256, others unchanged; DiskSim does not do this.
-const WRITE_WATER_MARK_GATES_MEDIA: bool = false;
+pub(super) const WRITE_WATER_MARK_GATES_MEDIA: bool = false;
 
 /// Per-block "in the buffer" time for a block already cached.
 const CACHED: Picoseconds = i64::MIN;
@@ -30,14 +30,14 @@ const CACHED: Picoseconds = i64::MIN;
 /// and when the HDA is first free for it (`hda`: later than `t0` only for a
 /// request queued behind another's media work).
 #[derive(Clone, Copy, Debug)]
-struct Start {
-    t0: Picoseconds,
-    hda: Picoseconds,
+pub(super) struct Start {
+    pub(super) t0: Picoseconds,
+    pub(super) hda: Picoseconds,
 }
 
 impl Drive {
     /// Finish the background job if it is over by `t`.
-    fn settle(&mut self, t: Picoseconds) {
+    pub(super) fn settle(&mut self, t: Picoseconds) {
         if self.job.as_ref().is_some_and(|j| j.arm_after.free_ps <= t) {
             if let Some(job) = self.job.take() {
                 self.finish_job(job);
@@ -66,7 +66,7 @@ impl Drive {
     }
 
     /// The media planner over this drive's mechanics, layout and track cache.
-    fn media(&self) -> Media<'_> {
+    pub(super) fn media(&self) -> Media<'_> {
         Media {
             mechanics: &self.mechanics,
             layout: &self.layout,
@@ -75,7 +75,7 @@ impl Drive {
     }
 
     /// An empty run list, reusing a finished job's allocation.
-    fn take_runs(&mut self) -> Vec<Run> {
+    pub(super) fn take_runs(&mut self) -> Vec<Run> {
         let mut runs = std::mem::take(&mut self.spare_runs);
         runs.clear();
         runs
@@ -101,7 +101,7 @@ impl Drive {
     }
 
     /// Pre-empt a running prefetch at `t`: keep the blocks read so far.
-    fn cut_prefetch(&mut self, t: Picoseconds) {
+    pub(super) fn cut_prefetch(&mut self, t: Picoseconds) {
         if !self
             .job
             .as_ref()
@@ -127,7 +127,7 @@ impl Drive {
     /// read-ahead before it begins: the firmware starts no prefetch while its queue
     /// holds a request (DiskSim WD's stop condition, notes §4.3), so no head switch
     /// or seek towards read-ahead tracks is spent at the instant the HDA frees.
-    fn stop_read_ahead_if_queued(&mut self, at: Start) {
+    pub(super) fn stop_read_ahead_if_queued(&mut self, at: Start) {
         if at.hda <= at.t0 {
             return;
         }
@@ -137,7 +137,7 @@ impl Drive {
     }
 
     /// If a flush holds the arm at `t`, wait for it: returns its end.
-    fn wait_for_flush(&mut self, t: Picoseconds) -> Option<Picoseconds> {
+    pub(super) fn wait_for_flush(&mut self, t: Picoseconds) -> Option<Picoseconds> {
         let end = self
             .job
             .as_ref()
@@ -306,7 +306,7 @@ impl Drive {
 
     /// Plan the running prefetch lazily, one track at a time, until it reaches
     /// beyond `t` or its limit.
-    fn grow_prefetch(&mut self, t: Picoseconds) -> Result<(), LayoutError> {
+    pub(super) fn grow_prefetch(&mut self, t: Picoseconds) -> Result<(), LayoutError> {
         while let Some(job) = self.job.as_ref() {
             let growing = job.kind == JobKind::Prefetch
                 && job.planned_end < job.limit
@@ -516,7 +516,7 @@ impl Drive {
     /// (DiskSim adds the two waits), or after a flush the request waited for. A
     /// queued request whose overhead ran while the HDA served the previous request
     /// starts at the later of the two (they overlap).
-    fn media_start(
+    pub(super) fn media_start(
         &self,
         at: Start,
         overhead_done: Picoseconds,
@@ -533,7 +533,7 @@ impl Drive {
     /// The earliest a request that reaches the controller at `t0` may connect to
     /// the bus at `connect`: if the previous request still holds the bus (queue
     /// depth > 1), after its completion message and a reselection.
-    fn bus_connect(&self, t0: Picoseconds, connect: Picoseconds) -> Picoseconds {
+    pub(super) fn bus_connect(&self, t0: Picoseconds, connect: Picoseconds) -> Picoseconds {
         if self.bus_free_ps > t0 {
             let fw = &self.firmware;
             connect.max(self.bus_free_ps + fw.reselect_ps + fw.data_prep_ps)
@@ -586,7 +586,7 @@ impl Drive {
     /// blocks (see [`TimeBreakdown`] for the definitions). `overhead` and `overlap`
     /// are left for the caller: overlap needs the bus timeline, and overhead is the
     /// rest of the response time.
-    fn breakdown(
+    pub(super) fn breakdown(
         &self,
         lbn: u64,
         end: u64,
@@ -639,261 +639,5 @@ impl Drive {
         b.rotational_latency = ps_to_ns(rotation);
         b.media_transfer = ps_to_ns(media);
         b
-    }
-
-    pub(super) fn serve_write(
-        &mut self,
-        req: &BlockRequest,
-        t0: Picoseconds,
-    ) -> Result<Outcome, LayoutError> {
-        let at = Start {
-            t0,
-            hda: t0.max(self.hda_free_ps),
-        };
-        self.stop_read_ahead_if_queued(at);
-        self.grow_prefetch(at.hda)?;
-        self.settle(at.hda);
-        // A force-unit-access write completes only once on the media.
-        if self.firmware.write_back && !req.force_unit_access {
-            self.serve_write_back(req, at)
-        } else {
-            self.serve_write_through(req, at)
-        }
-    }
-
-    /// DiskSim's "extra write disconnect" drives write nothing until 10 blocks
-    /// (or the whole request, if smaller; 15 for requests of 45 blocks or more) are
-    /// buffered.
-    fn write_min_buffered(&self, blocks: u64) -> u64 {
-        let extra = if !self.firmware.extra_write_disconnect {
-            1
-        } else if blocks < 45 {
-            blocks.min(10)
-        } else {
-            15
-        };
-        if WRITE_WATER_MARK_GATES_MEDIA {
-            extra.max(self.firmware.write_water_mark_blocks(blocks))
-        } else {
-            extra
-        }
-    }
-
-    /// Media mode of a write whose data starts arriving at `connect` (one bus block
-    /// time per block from `from`).
-    fn write_mode(
-        &self,
-        connect: Picoseconds,
-        from: u64,
-        blocks: u64,
-        min_first: Picoseconds,
-    ) -> AccessMode {
-        let per_block = self.firmware.bus_write_ps;
-        let (data_ready_ps, data_block_ps) = if PROGRESSIVE_WRITE_DATA {
-            (connect + per_block, per_block)
-        } else {
-            (connect + blocks as i64 * per_block, 0)
-        };
-        AccessMode {
-            is_write: true,
-            immediate: self.firmware.immediate_write,
-            free_blocks: false,
-            data_ready_ps,
-            data_block_ps,
-            data_from: from,
-            data_min_blocks: self.write_min_buffered(blocks),
-            stop: TrackStop::Never,
-            min_first_positioning_ps: min_first,
-        }
-    }
-
-    /// Choose and fill the segment that receives a write's data.
-    fn segment_for_write(&mut self, lbn: u64, end: u64, state: SegmentState) -> usize {
-        let s = self
-            .cache
-            .choose(|_, s| match s.state {
-                SegmentState::Clean if s.start < end && lbn < s.end => 4,
-                SegmentState::Empty => 3,
-                SegmentState::Clean => 2,
-                SegmentState::Dirty => 0,
-            })
-            .unwrap_or(0);
-        self.cache.set(s, lbn, end, state);
-        self.cache.invalidate_overlaps(s, lbn, end);
-        self.cache.touch(s);
-        s
-    }
-
-    fn serve_write_back(&mut self, req: &BlockRequest, at: Start) -> Result<Outcome, LayoutError> {
-        let Start { t0, hda } = at;
-        let last = self.last_was_write as usize;
-        let (lbn, n) = (req.lbn.0, req.sectors.0);
-        let end = lbn + n;
-        let fw = &self.firmware;
-        let overhead_done = t0 + fw.write_hit[last];
-        let (dp, bus, reconnect) = (
-            fw.data_prep_ps,
-            fw.bus_write_ps,
-            fw.reselect_ps + fw.data_prep_ps,
-        );
-        let completion = fw.write_completion_ps;
-        let appending = fw.combine_sequential_writes
-            && self.job.as_ref().is_some_and(|j| {
-                j.kind == JobKind::Flush && self.cache.segments[j.segment].end == lbn
-            });
-        if appending {
-            let connect = self.bus_connect(t0, t0 + fw.write_hit[last] + dp);
-            let data_ready = connect + n as i64 * bus;
-            let mode = self.write_mode(connect, lbn, n, 0);
-            if let Some(job) = self.job.as_mut() {
-                let media = Media {
-                    mechanics: &self.mechanics,
-                    layout: &self.layout,
-                    tracks: &self.tracks,
-                };
-                let mut arm = job.arm_after;
-                arm.free_ps = arm.free_ps.max(overhead_done);
-                job.arm_after = media.plan(arm, lbn, end, end, mode, Span::ALL, &mut job.runs)?;
-                job.limit = end;
-                job.planned_end = end;
-                let s = job.segment;
-                let start = self.cache.segments[s].start;
-                self.cache.set(s, start, end, SegmentState::Dirty);
-                self.cache.touch(s);
-            }
-            let breakdown = self.breakdown(lbn, end, t0, bus, false);
-            return Ok(Outcome {
-                done_ps: data_ready + completion,
-                hda_free_ps: data_ready + completion,
-                cache_hit: true,
-                breakdown,
-            });
-        }
-        self.cut_prefetch(hda);
-        let flush_end = self.wait_for_flush(hda);
-        let mut connect = self.bus_connect(t0, t0 + self.firmware.write_hit[last] + dp);
-        if let Some(f) = flush_end {
-            connect = connect.max(f + reconnect);
-        }
-        let data_ready = connect + n as i64 * bus;
-        let start = self.media_start(at, overhead_done, flush_end);
-        let s = self.segment_for_write(lbn, end, SegmentState::Dirty);
-        let mut arm = self.arm;
-        arm.free_ps = start;
-        let mode = self.write_mode(connect, lbn, n, self.firmware.min_seek_delay_ps);
-        let mut runs = self.take_runs();
-        let media = self.media();
-        let after = media.plan(arm, lbn, end, end, mode, Span::ALL, &mut runs)?;
-        self.job = Some(Job::flush(s, runs, (arm, after), lbn..end));
-        let done_ps = data_ready + completion;
-        // The media write happens after completion: not part of the response.
-        let breakdown = self.breakdown(lbn, end, t0, bus, false);
-        // The flush is background work the next request waits for (or appends
-        // to): the HDA counts as busy until the completion, as without overlap.
-        Ok(Outcome {
-            done_ps,
-            hda_free_ps: done_ps,
-            cache_hit: true,
-            breakdown,
-        })
-    }
-
-    fn serve_write_through(
-        &mut self,
-        req: &BlockRequest,
-        at: Start,
-    ) -> Result<Outcome, LayoutError> {
-        let Start { t0, hda } = at;
-        let last = self.last_was_write as usize;
-        let (lbn, n) = (req.lbn.0, req.sectors.0);
-        let end = lbn + n;
-        self.cut_prefetch(hda);
-        let flush_end = self.wait_for_flush(hda);
-        let fw = &self.firmware;
-        let overhead = fw.write_miss[last];
-        let connect = self.bus_connect(t0, t0 + overhead + fw.data_prep_ps);
-        let data_ready = connect + n as i64 * fw.bus_write_ps;
-        // DiskSim waives the minimum seek delay only for a write appended to a
-        // stream in the same instant, which a write-through write never is.
-        let min_first = fw.min_seek_delay_ps;
-        let start = self.media_start(at, t0 + overhead, flush_end);
-        let mut arm = self.arm;
-        arm.free_ps = start;
-        let mode = self.write_mode(connect, lbn, n, min_first);
-        let mut runs = self.take_runs();
-        let media = self.media();
-        let after = media.plan(arm, lbn, end, end, mode, Span::ALL, &mut runs)?;
-        let media_end = after.free_ps;
-        let fw = &self.firmware;
-        let done_ps = if fw.never_disconnect {
-            media_end.max(data_ready) + fw.write_completion_ps
-        } else {
-            media_end.max(data_ready + fw.write_disconnect_ps)
-                + fw.reselect_ps
-                + fw.write_completion_ps
-        };
-        let bus = fw.bus_write_ps;
-        // The runs are kept as a finished job only to report the breakdown.
-        let keep = fw.caching && fw.read_hits_on_write_data;
-        let s = self.segment_for_write(lbn, end, SegmentState::Clean);
-        if !keep {
-            self.cache.clear(s);
-        }
-        self.job = Some(Job::flush(s, runs, (arm, after), lbn..end));
-        let mut breakdown = self.breakdown(lbn, end, t0, bus, true);
-        // Write data crossing the bus while the arm positions and writes.
-        breakdown.overlap = ps_to_ns((data_ready.min(media_end) - connect.max(start)).max(0));
-        if let Some(job) = self.job.take() {
-            self.arm = job.arm_after;
-        }
-        Ok(Outcome {
-            done_ps,
-            hda_free_ps: media_end,
-            cache_hit: false,
-            breakdown,
-        })
-    }
-
-    /// A flush (SYNCHRONIZE CACHE) completes when the write-back data buffered
-    /// before it is on the media: it waits for a flush job in progress, holding
-    /// the HDA, then sends its completion. With nothing dirty it costs the command
-    /// overheads only.
-    pub(super) fn serve_flush(&mut self, t0: Picoseconds) -> Outcome {
-        let hda = t0.max(self.hda_free_ps);
-        let fw = &self.firmware;
-        let overhead_done = t0 + fw.write_hit[self.last_was_write as usize];
-        let media_done = self.wait_for_flush(hda).unwrap_or(hda);
-        let done_ps = overhead_done.max(media_done) + self.firmware.write_completion_ps;
-        Outcome {
-            done_ps,
-            hda_free_ps: media_done,
-            cache_hit: false,
-            breakdown: TimeBreakdown::default(),
-        }
-    }
-
-    /// A trim (UNMAP): the model has no map of allocated sectors, so a trim costs
-    /// the command overheads and drops cached copies of the range (they would be
-    /// stale: trimmed sectors read back as zeros). It waits for no media work.
-    pub(super) fn serve_trim(&mut self, req: &BlockRequest, t0: Picoseconds) -> Outcome {
-        let fw = &self.firmware;
-        let done_ps = t0 + fw.write_hit[self.last_was_write as usize] + fw.write_completion_ps;
-        let (lbn, end) = (req.lbn.0, req.end().0);
-        let busy = self.job.as_ref().map(|j| j.segment);
-        for index in 0..self.cache.segments.len() {
-            let segment = self.cache.segments[index];
-            let overlaps = segment.start < end && lbn < segment.end;
-            // A segment a background job is filling or draining stays: the job
-            // owns it until it ends.
-            if overlaps && segment.state == SegmentState::Clean && busy != Some(index) {
-                self.cache.clear(index);
-            }
-        }
-        Outcome {
-            done_ps,
-            hda_free_ps: t0,
-            cache_hit: false,
-            breakdown: TimeBreakdown::default(),
-        }
     }
 }
