@@ -33,7 +33,7 @@ use super::route_control;
 use crate::map::MemberIndex;
 use spinstack_sim::device::{BlockDevice, Control, ControlError, DeviceError};
 use spinstack_sim::driver::Issue;
-use spinstack_sim::members::{MemberEvent, MemberLimits, ParentId};
+use spinstack_sim::members::{MemberLimits, ParentId};
 use spinstack_sim::request::{BlockRequest, Completion, Operation, Status};
 use spinstack_sim::units::{Lbn, Nanoseconds, Sectors};
 use std::collections::{HashMap, VecDeque};
@@ -280,18 +280,8 @@ impl<D: BlockDevice> BlockDevice for DmaBuffer<D> {
     }
     fn submit(&mut self, request: BlockRequest) -> Result<(), DeviceError> {
         request.check(self.capacity())?;
-        let limit = self.io.members.limits().parents;
-        let worst = 2 * (self.slots.len() as u64 + 2);
-        if !self.io.members.has_room() || u64::from(self.io.members.children_available()) < worst {
-            return Err(DeviceError::QueueFull {
-                depth: limit as usize,
-            });
-        }
-        let parent = self
-            .io
-            .members
-            .open(request)
-            .map_err(|e| e.into_device_error(limit))?;
+        // A request may fetch, and write back, every block.
+        let parent = self.io.open(request, 2 * (self.slots.len() as u64 + 2))?;
         self.serve(parent, request);
         self.io.members.settle(parent);
         Ok(())
@@ -300,16 +290,8 @@ impl<D: BlockDevice> BlockDevice for DmaBuffer<D> {
         self.io.members.next_event_time()
     }
     fn advance(&mut self, now: Nanoseconds, completed: &mut Vec<Completion>) {
-        while let Some(event) = self.io.members.poll(now) {
-            if let MemberEvent::Child {
-                parent,
-                tag,
-                completion,
-                ..
-            } = event
-            {
-                self.child_done(parent, tag, completion);
-            }
+        while let Some(done) = self.io.next_child(now) {
+            self.child_done(done.parent, done.tag, done.completion);
         }
         self.io.members.drain(completed);
     }

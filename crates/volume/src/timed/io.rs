@@ -17,8 +17,9 @@
 use super::host::{HostCost, HostCpu};
 use spinstack_sim::device::{BlockDevice, MemberIndex};
 use spinstack_sim::driver::Issue;
+use spinstack_sim::members::MemberEvent;
 use spinstack_sim::members::{MemberCounters, MemberLimits, Members, MembersError, ParentId};
-use spinstack_sim::request::Operation;
+use spinstack_sim::request::{BlockRequest, Completion, DeviceError, Operation};
 use spinstack_sim::units::{Lbn, Nanoseconds, Sectors};
 use spinstack_trackmap::TrackMap;
 
@@ -61,6 +62,15 @@ pub struct MemberStats {
     pub service: Nanoseconds,
     /// Time the member had requests outstanding (its head time).
     pub busy: Nanoseconds,
+}
+
+/// A child request's completion, for the level to handle.
+#[derive(Clone, Copy, Debug)]
+pub struct ChildDone<T> {
+    pub parent: ParentId,
+    pub member: MemberIndex,
+    pub tag: T,
+    pub completion: Completion,
 }
 
 /// Wake-up tokens at or above this are the plug's (member index below it).
@@ -154,6 +164,48 @@ impl<D: BlockDevice, T: Copy, P: Default> MemberIo<D, T, P> {
     /// Host CPU time spent on device I/Os so far.
     pub fn host_busy(&self) -> Nanoseconds {
         self.cpu.busy()
+    }
+
+    /// Accept `request` as a parent if the tables have room for it and for
+    /// `children` more member requests; a level's `submit` refuses with
+    /// `QueueFull` otherwise (before anything is sent, so nothing is half done).
+    pub fn open(&mut self, request: BlockRequest, children: u64) -> Result<ParentId, DeviceError> {
+        let limit = self.members.limits().parents;
+        let full = DeviceError::QueueFull {
+            depth: limit as usize,
+        };
+        if !self.members.has_room() || u64::from(self.members.children_available()) < children {
+            return Err(full);
+        }
+        self.members.open(request).map_err(|_| full)
+    }
+
+    /// The next child completion due by `now`, the plug's wake-ups handled on the
+    /// way (sending what a plug held cannot overflow the tables: its children were
+    /// counted when their parents were opened).
+    pub fn next_child(&mut self, now: Nanoseconds) -> Option<ChildDone<T>> {
+        loop {
+            match self.members.poll(now)? {
+                MemberEvent::Wake { token, .. } => {
+                    let plugs = self.take_wake(token);
+                    debug_assert!(matches!(plugs, Ok(true)), "only the plug sets wake-ups");
+                }
+                MemberEvent::Child {
+                    parent,
+                    member,
+                    tag,
+                    completion,
+                    ..
+                } => {
+                    return Some(ChildDone {
+                        parent,
+                        member,
+                        tag,
+                        completion,
+                    })
+                }
+            }
+        }
     }
 
     /// Send `issue` for `parent` to `member` (through the plug, if any).

@@ -17,7 +17,7 @@ use super::{route_control, HostCost};
 use crate::map::{MapError, MemberIndex, MirrorMap, Piece, Raid10Map, Replica, Replicas};
 use spinstack_sim::device::{BlockDevice, Control, ControlError, DeviceError};
 use spinstack_sim::driver::Issue;
-use spinstack_sim::members::{MemberEvent, MemberLimits, ParentId};
+use spinstack_sim::members::{MemberLimits, ParentId};
 use spinstack_sim::request::{BlockRequest, Completion, Operation, Status};
 use spinstack_sim::units::{Lbn, Nanoseconds, Sectors};
 use spinstack_trackmap::TrackMap;
@@ -297,25 +297,13 @@ impl<D: BlockDevice> BlockDevice for Mirrored<D> {
     }
     fn submit(&mut self, request: BlockRequest) -> Result<(), DeviceError> {
         request.check(self.capacity())?;
-        let limit = self.io.members.limits().parents;
         // At most one child per member per chunk touched, plus retries later.
         let chunks = match &self.layout {
             MirrorLayout::Mirror(_) => 1,
             MirrorLayout::Near(m) => request.sectors.0 / m.chunk().0 + 2,
         };
         let worst = chunks * u64::from(self.io.count());
-        if u64::from(self.io.members.children_available()) < 2 * worst
-            || !self.io.members.has_room()
-        {
-            return Err(DeviceError::QueueFull {
-                depth: limit as usize,
-            });
-        }
-        let parent = self
-            .io
-            .members
-            .open(request)
-            .map_err(|e| e.into_device_error(limit))?;
+        let parent = self.io.open(request, 2 * worst)?;
         self.issue_request(parent, request);
         Ok(())
     }
@@ -323,19 +311,8 @@ impl<D: BlockDevice> BlockDevice for Mirrored<D> {
         self.io.members.next_event_time()
     }
     fn advance(&mut self, now: Nanoseconds, completed: &mut Vec<Completion>) {
-        while let Some(event) = self.io.members.poll(now) {
-            match event {
-                MemberEvent::Wake { token, .. } => {
-                    let _ = self.io.take_wake(token);
-                }
-                MemberEvent::Child {
-                    parent,
-                    member,
-                    tag,
-                    completion,
-                    ..
-                } => self.child_done(parent, member, tag, completion),
-            }
+        while let Some(done) = self.io.next_child(now) {
+            self.child_done(done.parent, done.member, done.tag, done.completion);
         }
         self.io.members.drain(completed);
     }

@@ -35,13 +35,12 @@ pub mod striped;
 
 pub use buffer::{DabCounters, DabPolicy, DmaBuffer};
 pub use host::{HostCost, HostCpu};
-pub use io::{MemberIo, MemberStats, PlugPolicy};
+pub use io::{ChildDone, MemberIo, MemberStats, PlugPolicy};
 pub use mirrored::{Mirrored, ReadBalance};
 pub use parity::{Parity, ParityOptions};
 pub use striped::Striped;
 
-use spinstack_sim::device::{BlockDevice, Control, ControlError, DeviceError, MemberIndex};
-use spinstack_sim::members::MembersError;
+use spinstack_sim::device::{BlockDevice, Control, ControlError, MemberIndex};
 use spinstack_sim::units::Nanoseconds;
 
 /// Route a control command: a member path goes to that member; power commands
@@ -72,9 +71,4 @@ fn route_control<D: BlockDevice, T: Copy, P: Default>(
             Ok(None)
         }
     }
-}
-
-/// The error a volume's `submit` returns when its tables are full.
-fn queue_full(error: MembersError, io_parents: u32) -> DeviceError {
-    error.into_device_error(io_parents)
 }

@@ -41,7 +41,7 @@ use crate::map::plan::{
 use crate::map::{stripe_segments, MemberExtent, MemberIndex, ParityLayout, StripeRange};
 use spinstack_sim::device::{BlockDevice, Control, ControlError, DeviceError};
 use spinstack_sim::driver::Issue;
-use spinstack_sim::members::{MemberEvent, MemberLimits, ParentId};
+use spinstack_sim::members::{MemberLimits, ParentId};
 use spinstack_sim::request::{BlockRequest, Completion, Operation, Status};
 use spinstack_sim::units::{Lbn, Nanoseconds, Sectors};
 use spinstack_trackmap::TrackMap;
@@ -415,7 +415,6 @@ impl<D: BlockDevice, L: ParityLayout> BlockDevice for Parity<D, L> {
     }
     fn submit(&mut self, request: BlockRequest) -> Result<(), DeviceError> {
         request.check(self.capacity())?;
-        let limit = self.io.members.limits().parents;
         let stripes = match request.operation {
             Operation::Flush => 1,
             _ => {
@@ -428,16 +427,7 @@ impl<D: BlockDevice, L: ParityLayout> BlockDevice for Parity<D, L> {
             }
         };
         let worst = stripes.saturating_mul(3 * u64::from(self.layout.members()));
-        if worst > u64::from(self.io.members.children_available()) || !self.io.members.has_room() {
-            return Err(DeviceError::QueueFull {
-                depth: limit as usize,
-            });
-        }
-        let parent = self
-            .io
-            .members
-            .open(request)
-            .map_err(|e| e.into_device_error(limit))?;
+        let parent = self.io.open(request, worst)?;
         match request.operation {
             Operation::Read => self.issue_read(parent, request, 0),
             Operation::Flush => self.issue_flush(parent),
@@ -452,19 +442,8 @@ impl<D: BlockDevice, L: ParityLayout> BlockDevice for Parity<D, L> {
         self.io.members.next_event_time()
     }
     fn advance(&mut self, now: Nanoseconds, completed: &mut Vec<Completion>) {
-        while let Some(event) = self.io.members.poll(now) {
-            match event {
-                MemberEvent::Wake { token, .. } => {
-                    let _ = self.io.take_wake(token);
-                }
-                MemberEvent::Child {
-                    parent,
-                    member,
-                    tag,
-                    completion,
-                    ..
-                } => self.child_done(parent, member, tag, completion),
-            }
+        while let Some(done) = self.io.next_child(now) {
+            self.child_done(done.parent, done.member, done.tag, done.completion);
         }
         self.io.members.drain(completed);
     }

@@ -6,11 +6,11 @@
 //! to every member. No redundancy: a failed member fails the requests that need it.
 
 use super::io::{MemberIo, MemberStats, PlugPolicy};
-use super::{queue_full, route_control, HostCost};
+use super::{route_control, HostCost};
 use crate::map::{MapError, MemberExtent, MemberIndex, Piece, Raid0Map};
 use spinstack_sim::device::{BlockDevice, Control, ControlError, DeviceError};
 use spinstack_sim::driver::Issue;
-use spinstack_sim::members::{MemberEvent, MemberLimits, MembersError};
+use spinstack_sim::members::MemberLimits;
 use spinstack_sim::request::{BlockRequest, Completion, Operation};
 use spinstack_sim::units::{Lbn, Nanoseconds, Sectors};
 use spinstack_trackmap::TrackMap;
@@ -113,48 +113,40 @@ impl<D: BlockDevice> Striped<D> {
     }
 
     fn issue_pieces(&mut self, request: BlockRequest) -> Result<(), DeviceError> {
-        let limit = self.io.members.limits().parents;
-        let error = |e: MembersError| queue_full(e, limit);
+        let mut pieces = std::mem::take(&mut self.pieces);
+        pieces.clear();
         if request.operation == Operation::Flush {
-            if self.io.members.children_available() < self.io.count() || !self.io.members.has_room()
-            {
-                return Err(DeviceError::QueueFull {
-                    depth: limit as usize,
+            for member in 0..self.io.count() {
+                pieces.push(Piece {
+                    offset: Sectors(0),
+                    extent: MemberExtent {
+                        member: MemberIndex(member),
+                        lbn: request.lbn,
+                        sectors: Sectors(0),
+                    },
                 });
             }
-            let parent = self.io.members.open(request).map_err(error)?;
-            for member in 0..self.io.count() {
-                let flush = Issue::new(Operation::Flush, request.lbn, Sectors(0));
-                self.io
-                    .send(parent, MemberIndex(member), flush, ())
-                    .map_err(error)?;
+        } else {
+            self.map
+                .split_into(request.lbn, request.sectors, &mut pieces);
+        }
+        let opened = self.io.open(request, pieces.len() as u64);
+        if let Ok(parent) = opened {
+            for piece in &pieces {
+                let issue = Issue {
+                    operation: request.operation,
+                    lbn: piece.extent.lbn,
+                    sectors: piece.extent.sectors,
+                    force_unit_access: request.force_unit_access,
+                };
+                // The children were counted when the parent was opened.
+                let sent = self.io.send(parent, piece.extent.member, issue, ());
+                debug_assert!(sent.is_ok(), "{sent:?}");
             }
             self.io.members.settle(parent);
-            return Ok(());
         }
-        self.map
-            .split_into(request.lbn, request.sectors, &mut self.pieces);
-        if self.io.members.children_available() < self.pieces.len() as u32
-            || !self.io.members.has_room()
-        {
-            return Err(DeviceError::QueueFull {
-                depth: limit as usize,
-            });
-        }
-        let parent = self.io.members.open(request).map_err(error)?;
-        for piece in std::mem::take(&mut self.pieces).iter() {
-            let issue = Issue {
-                operation: request.operation,
-                lbn: piece.extent.lbn,
-                sectors: piece.extent.sectors,
-                force_unit_access: request.force_unit_access,
-            };
-            self.io
-                .send(parent, piece.extent.member, issue, ())
-                .map_err(error)?;
-        }
-        self.io.members.settle(parent);
-        Ok(())
+        self.pieces = pieces;
+        opened.map(|_| ())
     }
 }
 
@@ -170,13 +162,8 @@ impl<D: BlockDevice> BlockDevice for Striped<D> {
         self.io.members.next_event_time()
     }
     fn advance(&mut self, now: Nanoseconds, completed: &mut Vec<Completion>) {
-        while let Some(event) = self.io.members.poll(now) {
-            if let MemberEvent::Wake { token, .. } = event {
-                // Only the plug sets wake-ups here; sending what it held cannot
-                // exceed the tables (the children were counted at submit).
-                let _ = self.io.take_wake(token);
-            }
-        }
+        // Children carry nothing to handle: the bookkeeping completes the parents.
+        while self.io.next_child(now).is_some() {}
         self.io.members.drain(completed);
     }
     fn control(
