@@ -27,7 +27,7 @@
 //! number of bytes; they must be whole sectors. Members are catalog names or paths
 //! to drive files (`.parv`, `.toml`). Keys other than these are errors.
 
-use crate::timed::{DabPolicy, HostCost, PlugPolicy, ReadBalance};
+use crate::timed::{HostCost, PlugPolicy, ReadBalance, WritePolicy};
 use serde::Deserialize;
 use spinstack_sim::units::{Nanoseconds, Sectors, SECTOR_BYTES};
 use std::path::Path;
@@ -86,7 +86,7 @@ pub enum TrackUnits {
 pub struct BufferSpec {
     pub block: Sectors,
     pub blocks: u32,
-    pub policy: DabPolicy,
+    pub policy: WritePolicy,
 }
 
 /// A volume file, checked.

@@ -43,5 +43,6 @@
 pub mod build;
 pub mod bytes;
 pub mod config;
+pub mod dab;
 pub mod map;
 pub mod timed;

@@ -25,7 +25,7 @@ use spinstack_sim::request::Operation;
 use spinstack_sim::units::{Lbn, Nanoseconds, Sectors};
 use spinstack_volume::build::{build, Volume};
 use spinstack_volume::config::{BufferSpec, Level, TrackUnits, VolumeSpec};
-use spinstack_volume::timed::{DabPolicy, HostCost, ReadBalance};
+use spinstack_volume::timed::{HostCost, ReadBalance, WritePolicy};
 
 pub struct DabIometer;
 
@@ -99,7 +99,7 @@ fn spec(config: &Config) -> VolumeSpec {
         buffer: config.buffer.then_some(BufferSpec {
             block: Sectors(256),
             blocks: 64,
-            policy: DabPolicy::WriteBack,
+            policy: WritePolicy::WriteBack,
         }),
         plug: None,
         host: HostCost::windows2000_device_io(),

@@ -229,11 +229,11 @@ impl Checker<'_> {
                 policy,
                 "buffer.policy",
                 &[
-                    ("write-back", DabPolicy::WriteBack),
-                    ("write-through", DabPolicy::WriteThrough),
+                    ("write-back", WritePolicy::WriteBack),
+                    ("write-through", WritePolicy::WriteThrough),
                 ],
             )?,
-            None => DabPolicy::WriteBack,
+            None => WritePolicy::WriteBack,
         };
         if block.0.saturating_mul(u64::from(blocks)) > (1 << 31) {
             return self.error(

@@ -22,7 +22,7 @@ fn the_documented_example_parses() {
         Some(BufferSpec {
             block: Sectors(256),
             blocks: 64,
-            policy: DabPolicy::WriteBack
+            policy: WritePolicy::WriteBack
         })
     );
     assert_eq!(spec.host, HostCost::windows2000_device_io());

@@ -30,6 +30,7 @@
 use super::host::{HostCost, HostCpu};
 use super::io::{MemberIo, MemberStats};
 use super::route_control;
+pub use crate::dab::{DabCase, DabCounters, WritePolicy};
 use crate::map::MemberIndex;
 use spinstack_sim::device::{BlockDevice, Control, ControlError, DeviceError};
 use spinstack_sim::driver::Issue;
@@ -37,33 +38,6 @@ use spinstack_sim::members::{MemberLimits, ParentId};
 use spinstack_sim::request::{BlockRequest, Completion, Operation, Status};
 use spinstack_sim::units::{Lbn, Nanoseconds, Sectors};
 use std::collections::{HashMap, VecDeque};
-
-/// How writes are handled.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum DabPolicy {
-    WriteThrough,
-    WriteBack,
-}
-
-/// What the buffer did, by the paper's cases.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
-pub struct DabCounters {
-    /// Case 1: every touched block buffered.
-    pub hits: u64,
-    /// Case 2: first block buffered, last not.
-    pub partial_first: u64,
-    /// Case 3: last block buffered, first not.
-    pub partial_last: u64,
-    /// Case 4: neither end buffered.
-    pub misses: u64,
-    /// Whole blocks read from below.
-    pub fetches: u64,
-    /// Dirty blocks written back whole.
-    pub write_backs: u64,
-    /// Requests too large for the buffer, sent straight below.
-    pub bypassed: u64,
-}
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum SlotState {
@@ -117,7 +91,7 @@ struct ParentState {
 pub struct DmaBuffer<D: BlockDevice> {
     io: MemberIo<D, Tag, ParentState>,
     block: Sectors,
-    policy: DabPolicy,
+    policy: WritePolicy,
     slots: Vec<Slot>,
     index: HashMap<u64, u32>,
     cpu: HostCpu,
@@ -134,7 +108,7 @@ impl<D: BlockDevice> DmaBuffer<D> {
         below: D,
         block: Sectors,
         blocks: u32,
-        policy: DabPolicy,
+        policy: WritePolicy,
         copy: HostCost,
     ) -> DmaBuffer<D> {
         assert!(
@@ -193,7 +167,7 @@ impl<D: BlockDevice> DmaBuffer<D> {
 
     fn fetch(&mut self, parent: ParentId, slot: u32, block: u64) {
         self.slots[slot as usize].state = SlotState::Fetching;
-        self.counters.fetches += 1;
+        self.counters.block_fetches += 1;
         let issue = Issue::new(
             Operation::Read,
             Lbn(block * self.block.0),
@@ -248,12 +222,14 @@ impl<D: BlockDevice> DmaBuffer<D> {
         let old = self.slots[slot as usize].block.take();
         if let Some(old) = old {
             self.index.remove(&old);
+            self.counters.evictions += 1;
         }
         self.index.insert(block, slot);
         self.slots[slot as usize].block = Some(block);
         self.touch(slot);
         if whole_write {
             self.slots[slot as usize].state = SlotState::Valid;
+            self.counters.fetches_avoided += 1;
             return Ok(slot);
         }
         self.slots[slot as usize].waiters.push(parent);

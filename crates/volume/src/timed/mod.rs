@@ -33,7 +33,8 @@ pub mod mirrored;
 pub mod parity;
 pub mod striped;
 
-pub use buffer::{DabCounters, DabPolicy, DmaBuffer};
+pub use crate::dab::{DabCounters, WritePolicy};
+pub use buffer::DmaBuffer;
 pub use host::{HostCost, HostCpu};
 pub use io::{ChildDone, MemberIo, MemberStats, PlugPolicy};
 pub use mirrored::{Mirrored, ReadBalance};

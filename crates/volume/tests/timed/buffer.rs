@@ -2,9 +2,9 @@ use super::common::*;
 use spinstack_sim::fake::FixedServiceDevice;
 use spinstack_sim::request::{Operation, Status};
 use spinstack_sim::units::{Nanoseconds, Sectors};
-use spinstack_volume::timed::{DabCounters, DabPolicy, DmaBuffer, HostCost, Striped};
+use spinstack_volume::timed::{DabCounters, DmaBuffer, HostCost, Striped, WritePolicy};
 
-fn dab(blocks: u32, policy: DabPolicy) -> DmaBuffer<Striped<FixedServiceDevice>> {
+fn dab(blocks: u32, policy: WritePolicy) -> DmaBuffer<Striped<FixedServiceDevice>> {
     let below = Striped::single(fixed(1).remove(0), None, HostCost::NONE, None).unwrap();
     DmaBuffer::new(below, Sectors(256), blocks, policy, HostCost::NONE)
 }
@@ -15,7 +15,7 @@ fn dab(blocks: u32, policy: DabPolicy) -> DmaBuffer<Striped<FixedServiceDevice>>
 #[test]
 fn sequential_small_reads_fetch_each_block_once() {
     let script = (0..512).map(|k| issue(Operation::Read, 2 * k, 2)).collect();
-    let (engine, done) = play(dab(64, DabPolicy::WriteBack), script, 1);
+    let (engine, done) = play(dab(64, WritePolicy::WriteBack), script, 1);
     assert!(done.iter().all(|c| c.status == Status::Ok));
     let buffer = &engine.devices()[0];
     assert_eq!(
@@ -23,7 +23,8 @@ fn sequential_small_reads_fetch_each_block_once() {
         DabCounters {
             hits: 508,
             misses: 4,
-            fetches: 4,
+            block_fetches: 4,
+            requests: 512,
             ..DabCounters::default()
         }
     );
@@ -43,17 +44,17 @@ fn partial_hits_fetch_the_missing_block() {
         issue(Operation::Read, 1020, 8), // block 3, 4: miss (case 4)
         issue(Operation::Read, 760, 20), // block 2 (missing) and 3 (buffered): case 3
     ];
-    let (engine, _) = play(dab(8, DabPolicy::WriteThrough), script, 1);
+    let (engine, _) = play(dab(8, WritePolicy::WriteThrough), script, 1);
     let counters = engine.devices()[0].counters();
     assert_eq!(
         (
             counters.misses,
-            counters.partial_first,
-            counters.partial_last
+            counters.first_present_last_missing,
+            counters.first_missing_last_present
         ),
         (2, 1, 1)
     );
-    assert_eq!(counters.fetches, 5);
+    assert_eq!(counters.block_fetches, 5);
 }
 
 // Proves write-back: writes are absorbed in the buffer (a missed partial block is
@@ -66,10 +67,10 @@ fn write_back_and_flush() {
         issue(Operation::Write, 256, 256), // whole block 1: no fetch, dirty
         issue(Operation::Flush, 0, 0),
     ];
-    let (engine, done) = play(dab(8, DabPolicy::WriteBack), script, 1);
+    let (engine, done) = play(dab(8, WritePolicy::WriteBack), script, 1);
     assert!(done.iter().all(|c| c.status == Status::Ok));
     let counters = engine.devices()[0].counters();
-    assert_eq!((counters.fetches, counters.write_backs), (1, 2));
+    assert_eq!((counters.block_fetches, counters.write_backs), (1, 2));
     let below = engine.devices()[0].stats()[0];
     // 1 fetch + 2 write-backs + 1 flush.
     assert_eq!(below.requests, 4);
@@ -85,10 +86,10 @@ fn eviction_and_write_through() {
         issue(Operation::Write, 0, 4),
         issue(Operation::Read, 256, 4),
     ];
-    let (engine, _) = play(dab(1, DabPolicy::WriteBack), script, 1);
+    let (engine, _) = play(dab(1, WritePolicy::WriteBack), script, 1);
     let counters = engine.devices()[0].counters();
-    assert_eq!((counters.fetches, counters.write_backs), (2, 1));
+    assert_eq!((counters.block_fetches, counters.write_backs), (2, 1));
     let script = vec![issue(Operation::Write, 0, 4), issue(Operation::Write, 8, 4)];
-    let (engine, _) = play(dab(4, DabPolicy::WriteThrough), script, 1);
+    let (engine, _) = play(dab(4, WritePolicy::WriteThrough), script, 1);
     assert_eq!(engine.devices()[0].stats()[0].requests, 2);
 }

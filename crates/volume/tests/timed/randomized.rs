@@ -13,8 +13,8 @@ use spinstack_sim::units::{Lbn, Sectors};
 use spinstack_sim::workload::Xoshiro256StarStar;
 use spinstack_volume::map::{Raid5Map, TrackAlignedLayout, UnitPolicy};
 use spinstack_volume::timed::{
-    DabPolicy, DmaBuffer, HostCost, Mirrored, Parity, ParityOptions, PlugPolicy, ReadBalance,
-    Striped,
+    DmaBuffer, HostCost, Mirrored, Parity, ParityOptions, PlugPolicy, ReadBalance, Striped,
+    WritePolicy,
 };
 
 fn script(rng: &mut Xoshiro256StarStar, capacity: u64, count: usize) -> Vec<Issue> {
@@ -136,9 +136,9 @@ fn every_level_completes_every_request() {
             plug,
         );
         let policy = if seed % 3 == 0 {
-            DabPolicy::WriteThrough
+            WritePolicy::WriteThrough
         } else {
-            DabPolicy::WriteBack
+            WritePolicy::WriteBack
         };
         let dab: DmaBuffer<Parity<FixedServiceDevice, Raid5Map>> = DmaBuffer::new(
             below,

@@ -37,6 +37,7 @@ mod lru;
 
 use super::common::{bytes, check_request};
 use super::error::VolumeError;
+pub use crate::dab::{DabCase, DabCounters, WritePolicy};
 use lru::Blocks;
 use spinstack_sim::units::{Lbn, Sectors};
 use spinstack_store::store::check_range;
@@ -47,13 +48,6 @@ pub const DEFAULT_BLOCK_SECTORS: Sectors = Sectors(256);
 /// The most buffer memory a buffer may ask for (bytes), so a bad configuration is an
 /// error rather than an allocation failure.
 pub const MAX_BUFFER_BYTES: u64 = 16 << 30;
-
-/// How writes are handled (the paper's WT and WB buffers).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum WritePolicy {
-    WriteThrough,
-    WriteBack,
-}
 
 /// The geometry and policy of a buffer.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -74,35 +68,6 @@ impl DabConfig {
             policy,
         }
     }
-}
-
-/// Which of the paper's cases a request was (see the module docs).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum DabCase {
-    Hit,
-    FirstPresentLastMissing,
-    FirstMissingLastPresent,
-    Miss,
-    MiddleMissing,
-}
-
-/// Counters, public and cumulative.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct DabCounters {
-    /// Reads and writes (trims are not classified).
-    pub requests: u64,
-    pub hits: u64,
-    pub first_present_last_missing: u64,
-    pub first_missing_last_present: u64,
-    pub misses: u64,
-    pub middle_missing: u64,
-    /// Whole-block reads from below.
-    pub block_fetches: u64,
-    /// Write-back blocks that a whole-block write filled without a fetch.
-    pub fetches_avoided: u64,
-    /// Dirty blocks written back whole (on eviction or flush).
-    pub write_backs: u64,
-    pub evictions: u64,
 }
 
 /// A DMA-aligned buffer over `S` (see the module docs).
@@ -191,23 +156,8 @@ impl<S: BlockStore> DmaAlignedBuffer<S> {
     fn classify(&mut self, lbn: Lbn, sectors: Sectors) -> DabCase {
         let first = lbn.0 / self.block_sectors();
         let last = (lbn.0 + sectors.0 - 1) / self.block_sectors();
-        let has = |b: u64| self.blocks.find(b).is_some();
-        let case = match (has(first), has(last)) {
-            (true, true) if (first..=last).all(has) => DabCase::Hit,
-            (true, true) => DabCase::MiddleMissing,
-            (true, false) => DabCase::FirstPresentLastMissing,
-            (false, true) => DabCase::FirstMissingLastPresent,
-            (false, false) => DabCase::Miss,
-        };
-        let c = &mut self.counters;
-        c.requests += 1;
-        *match case {
-            DabCase::Hit => &mut c.hits,
-            DabCase::FirstPresentLastMissing => &mut c.first_present_last_missing,
-            DabCase::FirstMissingLastPresent => &mut c.first_missing_last_present,
-            DabCase::Miss => &mut c.misses,
-            DabCase::MiddleMissing => &mut c.middle_missing,
-        } += 1;
+        let case = DabCase::of(first, last, |b| self.blocks.find(b).is_some());
+        self.counters.count(case);
         case
     }
 

@@ -4,7 +4,7 @@ use super::*;
 
 impl<D: BlockDevice> DmaBuffer<D> {
     pub(super) fn serve(&mut self, parent: ParentId, request: BlockRequest) {
-        let through = request.force_unit_access || self.policy == DabPolicy::WriteThrough;
+        let through = request.force_unit_access || self.policy == WritePolicy::WriteThrough;
         match request.operation {
             Operation::Flush => self.flush(parent),
             Operation::Trim => self.trim(parent, request),
@@ -24,20 +24,12 @@ impl<D: BlockDevice> DmaBuffer<D> {
     /// The paper's case of a request (by its first and last blocks).
     fn count_case(&mut self, request: &BlockRequest) {
         let blocks = self.blocks_of(request);
-        let buffered = |block: &u64| {
+        let case = DabCase::of(*blocks.start(), *blocks.end(), |block| {
             self.index
-                .get(block)
+                .get(&block)
                 .is_some_and(|&slot| self.slots[slot as usize].state == SlotState::Valid)
-        };
-        let all = blocks.clone().all(|b| buffered(&b));
-        let (first, last) = (buffered(blocks.start()), buffered(blocks.end()));
-        let counter = match (all, first, last) {
-            (true, _, _) => &mut self.counters.hits,
-            (false, true, false) => &mut self.counters.partial_first,
-            (false, false, true) => &mut self.counters.partial_last,
-            _ => &mut self.counters.misses,
-        };
-        *counter += 1;
+        });
+        self.counters.count(case);
     }
 
     /// Go over the request's blocks: buffered ones are used, missing ones fetched;
