@@ -8,11 +8,15 @@ use spinstack_disk::catalog;
 use spinstack_disk::drive::{Drive, DriveOptions};
 use spinstack_disk::spec::SchedulingPolicy;
 use spinstack_sim::device::BlockDevice;
-use spinstack_sim::driver::run_closed_loop;
+use spinstack_sim::driver::{run_closed_loop, RequestSource, RequestSpec};
+use spinstack_sim::engine::DeviceId;
 use spinstack_sim::engine::{Engine, EngineOptions};
+use spinstack_sim::request::Operation;
 use spinstack_sim::stats::{ResponseStats, ResponseSummary};
 use spinstack_sim::units::{Lbn, Nanoseconds, Sectors};
+use spinstack_sim::workload::Xoshiro256StarStar;
 use spinstack_sim::workload::{AccessPattern, Workload, WorkloadSpec};
+use spinstack_volume::map::ParityLayout;
 use spinstack_volume::timed::DabCounters;
 use spinstack_volume::{build, config};
 use std::time::Instant;
@@ -37,6 +41,11 @@ pub struct Args {
     /// Number of requests.
     #[arg(long, default_value_t = 10_000)]
     count: u64,
+    /// Instead of `--pattern`/`--size-kib`: random reads of this many whole stripes,
+    /// each starting on a stripe boundary (RAID-5 volumes; for the track-aligned
+    /// RAID-5 every member request is then one whole track).
+    #[arg(long, requires = "volume")]
+    stripes: Option<u64>,
     /// Requests kept outstanding at the drive (closed loop).
     #[arg(long, default_value_t = 1)]
     queue_depth: u32,
@@ -136,7 +145,20 @@ fn run_volume(path: &std::path::Path, options: DriveOptions, args: &Args) -> any
         eprintln!("note: {}: {note}", path.display());
     }
     let name = format!("{} volume {}", spec.level.name(), path.display());
-    let (mut report, engine) = simulate(built.volume, &name, args)?;
+    let (mut report, engine) = match args.stripes {
+        Some(count) => {
+            let layout = built.volume.parity_layout().with_context(|| {
+                format!(
+                    "--stripes needs a RAID-5 volume; {} is {}",
+                    path.display(),
+                    spec.level.name()
+                )
+            })?;
+            let mut source = StripeReads::new(layout, count, args.count, args.seed)?;
+            simulate_with(built.volume, &name, args, &mut source)?
+        }
+        None => simulate(built.volume, &name, args)?,
+    };
     let volume = &engine.devices()[0];
     let members = built
         .member_names
@@ -186,11 +208,68 @@ fn simulate<D: BlockDevice>(
         seed: args.seed,
     };
     let mut workload = Workload::new(workload).context("invalid workload")?;
+    simulate_with(device, disk, args, &mut workload)
+}
+
+/// Random reads of `count` whole stripes of a parity layout, each from a stripe
+/// boundary.
+struct StripeReads {
+    layout: Box<dyn ParityLayout>,
+    count: u64,
+    left: u64,
+    random: Xoshiro256StarStar,
+}
+
+impl StripeReads {
+    fn new(
+        layout: Box<dyn ParityLayout>,
+        count: u64,
+        requests: u64,
+        seed: u64,
+    ) -> anyhow::Result<StripeReads> {
+        anyhow::ensure!(
+            count > 0 && count < layout.stripes(),
+            "--stripes must be between 1 and {} (the volume's stripes less one)",
+            layout.stripes().saturating_sub(1)
+        );
+        Ok(StripeReads {
+            layout,
+            count,
+            left: requests,
+            random: Xoshiro256StarStar::seed_from_u64(seed),
+        })
+    }
+}
+
+impl RequestSource for StripeReads {
+    fn next_request(&mut self, _: DeviceId) -> Option<RequestSpec> {
+        self.left = self.left.checked_sub(1)?;
+        let first = self.random.below(self.layout.stripes() - self.count);
+        let start = self.layout.stripe_start(first);
+        let end = self.layout.stripe_start(first + self.count);
+        Some(RequestSpec {
+            operation: Operation::Read,
+            lbn: start,
+            sectors: end.sectors_since(start),
+            think_after: Nanoseconds::ZERO,
+        })
+    }
+}
+
+/// Run requests from `source` on `device` (closed loop at the queue depth of
+/// `args`) and summarise them.
+fn simulate_with<D: BlockDevice, S: RequestSource>(
+    device: D,
+    disk: &str,
+    args: &Args,
+    source: &mut S,
+) -> anyhow::Result<(Report, Engine<D>)> {
+    anyhow::ensure!(args.queue_depth > 0, "--queue-depth must be at least 1");
     let mut engine = Engine::new(EngineOptions::default());
     engine.add_device(device);
     let mut stats = ResponseStats::new();
     let started = Instant::now();
-    let summary = run_closed_loop(&mut engine, args.queue_depth, &mut workload, |done| {
+    let summary = run_closed_loop(&mut engine, args.queue_depth, source, |done| {
         stats.record(done.completion.response_time())
     })
     .context("the simulation stopped")?;

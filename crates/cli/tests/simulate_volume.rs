@@ -23,7 +23,9 @@ fn simulate(volume: &PathBuf, extra: &[&str]) -> std::process::Output {
 }
 
 // Proves the track-aligned RAID-5 of the issue's example members runs from a
-// volume file and reports every member's traffic in --json.
+// volume file and reports every member's traffic in --json, and that with
+// stripe-aligned reads of whole stripes (--stripes) every member request is one
+// whole track of that member (issue 8's done-when, seen from the command line).
 #[test]
 fn json_reports_members() {
     let file = temp_file(

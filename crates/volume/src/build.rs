@@ -245,6 +245,17 @@ impl Volume {
         }
     }
 
+    /// A copy of the parity layout (parity levels, also under a buffer), for
+    /// workloads that address whole stripes.
+    pub fn parity_layout(&self) -> Option<Box<dyn crate::map::ParityLayout>> {
+        match self {
+            Volume::Raid5(v) => Some(Box::new(v.layout().clone())),
+            Volume::TrackAligned(v) => Some(Box::new(v.layout().clone())),
+            Volume::Buffered(b) => b.below().parity_layout(),
+            _ => None,
+        }
+    }
+
     /// Sectors of raw member space the layout leaves unused (parity levels).
     pub fn unused_sectors(&self) -> Option<Sectors> {
         use crate::map::ParityLayout;

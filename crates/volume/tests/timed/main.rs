@@ -8,6 +8,7 @@ mod buffer;
 mod common;
 mod mirrored;
 mod parity;
+mod plug;
 mod power;
 mod randomized;
 mod striped;
