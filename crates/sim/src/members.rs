@@ -13,7 +13,7 @@
 //! timer) waits in one time-ordered queue.
 //!
 //! **How a layer uses it.** On `submit` it calls [`Members::open`] and issues
-//! children ([`Members::issue`], [`Members::issue_at`]) or completes the parent
+//! children ([`Members::issue`], [`Members::issue_merged_at`]) or completes the parent
 //! itself ([`Members::complete_at`]). On `advance(now)` it calls [`Members::poll`]
 //! until it returns `None`, handling each [`MemberEvent`] (it may issue more
 //! children for the same parent, e.g. the writes after a read-modify-write's
@@ -197,18 +197,6 @@ pub enum MembersError {
     },
 }
 
-impl MembersError {
-    /// The device error a layer returns from its own `submit`.
-    pub fn into_device_error(self, parent_limit: u32) -> DeviceError {
-        match self {
-            MembersError::Refused { error, .. } => error,
-            _ => DeviceError::QueueFull {
-                depth: parent_limit as usize,
-            },
-        }
-    }
-}
-
 impl<D: BlockDevice, T: Copy, P: Default> Members<D, T, P> {
     pub fn new(members: Vec<D>, limits: MemberLimits) -> Members<D, T, P> {
         let count = members.len();
@@ -244,10 +232,6 @@ impl<D: BlockDevice, T: Copy, P: Default> Members<D, T, P> {
 
     pub fn count(&self) -> u32 {
         self.engine.device_count() as u32
-    }
-
-    pub fn member(&self, member: MemberIndex) -> Option<&D> {
-        self.engine.device(DeviceId(member.0))
     }
 
     pub fn members(&self) -> &[D] {
@@ -413,20 +397,8 @@ impl<D: BlockDevice, T: Copy, P: Default> Members<D, T, P> {
         self.send(slot, issue)
     }
 
-    /// Issue a child of `parent` to `member` at `at` (not before now): after a
-    /// host-side cost, or when a plug timer lets it go.
-    pub fn issue_at(
-        &mut self,
-        at: Nanoseconds,
-        parent: ParentId,
-        member: MemberIndex,
-        issue: Issue,
-        tag: T,
-    ) -> Result<(), MembersError> {
-        self.issue_merged_at(at, member, issue, &[(parent, tag)])
-    }
-
-    /// `issue_merged` at `at` (not before now).
+    /// `issue_merged` at `at` (not before now): after a host-side cost, or when a
+    /// plug lets it go.
     pub fn issue_merged_at(
         &mut self,
         at: Nanoseconds,

@@ -35,9 +35,13 @@ impl BlockDevice for Mirror {
         let parent = self
             .members
             .open(request)
-            .map_err(|e| e.into_device_error(limit))?;
+            .map_err(|_| DeviceError::QueueFull {
+                depth: limit as usize,
+            })?;
         let issue = Issue::new(request.operation, request.lbn, request.sectors);
-        let fail = |e: MembersError| e.into_device_error(limit);
+        let fail = |_: MembersError| DeviceError::QueueFull {
+            depth: limit as usize,
+        };
         match request.operation {
             Operation::Write | Operation::Trim => {
                 for member in 0..2 {
