@@ -101,7 +101,7 @@ struct VolumeReport {
     level: &'static str,
     capacity_sectors: u64,
     members: Vec<MemberReport>,
-    /// Raw member sectors the layout leaves unused (parity levels).
+    /// Raw drive sectors that hold neither data nor parity (parity levels).
     #[serde(skip_serializing_if = "Option::is_none")]
     unused_sectors: Option<u64>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -327,7 +327,7 @@ fn print_report(report: &Report, json: bool) -> anyhow::Result<()> {
             volume.members.len(),
             volume.capacity_sectors,
             volume.unused_sectors.map_or(String::new(), |s| format!(
-                " ({s} raw sectors unused by the layout)"
+                " ({s} raw sectors hold neither data nor parity)"
             ))
         );
         println!("member  requests   sectors  whole-track  name");

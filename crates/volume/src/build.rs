@@ -256,15 +256,20 @@ impl Volume {
         }
     }
 
-    /// Sectors of raw member space the layout leaves unused (parity levels).
+    /// Sectors of the drives' raw space that hold neither data nor parity
+    /// (parity levels): the layout's own unused sectors plus, where the layout uses
+    /// every member only up to the smallest, the larger members' excess.
     pub fn unused_sectors(&self) -> Option<Sectors> {
         use crate::map::ParityLayout;
-        match self {
-            Volume::Raid5(v) => Some(v.layout().unused_sectors()),
-            Volume::TrackAligned(v) => Some(v.layout().unused_sectors()),
-            Volume::Buffered(b) => b.below().unused_sectors(),
-            _ => None,
-        }
+        let layout: &dyn ParityLayout = match self {
+            Volume::Raid5(v) => v.layout(),
+            Volume::TrackAligned(v) => v.layout(),
+            Volume::Buffered(b) => return b.below().unused_sectors(),
+            _ => return None,
+        };
+        let drives: u64 = self.drives().iter().map(|d| d.capacity().0).sum();
+        let used = layout.raw_sectors().0 - layout.unused_sectors().0;
+        Some(Sectors(drives - used))
     }
 
     fn device(&self) -> &dyn BlockDevice {

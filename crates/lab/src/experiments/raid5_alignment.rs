@@ -208,28 +208,14 @@ fn run_one(
     })
 }
 
-/// Unused and raw member sectors of a parity volume.
+/// Unused and raw sectors of a parity volume's drives.
 fn unused_and_raw(volume: &Volume) -> (u64, u64) {
     let raw: u64 = volume
         .drives()
         .iter()
         .map(|d| spinstack_sim::device::BlockDevice::capacity(d).0)
         .sum();
-    let used_by_layout = volume.unused_sectors().map_or(0, |s| s.0);
-    // md RAID-5 uses every member up to the smallest: the rest of the larger
-    // members counts as unused too.
-    let smallest = volume
-        .drives()
-        .iter()
-        .map(|d| spinstack_sim::device::BlockDevice::capacity(d).0)
-        .min()
-        .unwrap_or(0);
-    let beyond_smallest = raw - smallest * volume.drives().len() as u64;
-    let unused = match volume {
-        Volume::TrackAligned(_) => used_by_layout,
-        _ => used_by_layout.max(beyond_smallest),
-    };
-    (unused, raw)
+    (volume.unused_sectors().map_or(0, |s| s.0), raw)
 }
 
 impl Experiment for Raid5Alignment {

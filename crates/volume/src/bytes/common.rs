@@ -34,15 +34,23 @@ pub(crate) fn check_request(
 /// The member stores and the array's health. A store is `None` only for a member
 /// missing at assembly; a failed member keeps its store (so `into_parts` returns it)
 /// but is never touched again.
-pub(crate) struct Members<S> {
+pub(crate) struct MemberStores<S> {
     pub stores: Vec<Option<S>>,
     pub health: Health,
 }
 
-impl<S: BlockStore> Members<S> {
-    pub fn new(stores: Vec<Option<S>>) -> Members<S> {
+impl<S: BlockStore> MemberStores<S> {
+    pub fn new(stores: Vec<Option<S>>) -> MemberStores<S> {
         let health = Health::new(stores.len() as u32);
-        Members { stores, health }
+        MemberStores { stores, health }
+    }
+
+    /// Members whose store is absent (assembled without them).
+    pub fn missing(&self) -> Vec<MemberIndex> {
+        (0..self.count())
+            .map(MemberIndex)
+            .filter(|m| self.stores[m.index()].is_none())
+            .collect()
     }
 
     pub fn count(&self) -> u32 {

@@ -76,7 +76,7 @@ pub struct VolumeStatus {
     /// "RAID-0", "RAID-1", "RAID-10", "RAID-5".
     pub level: &'static str,
     pub state: ArrayState,
-    /// Members out of service (a member being rebuilt is not listed).
+    /// MemberStores out of service (a member being rebuilt is not listed).
     pub failed: Vec<MemberIndex>,
     /// `Some(cursor / total)` in `0..=1` while rebuilding.
     pub rebuild_progress: Option<f64>,
@@ -114,7 +114,7 @@ impl Health {
         matches!(self.state, ArrayState::Failed { .. })
     }
 
-    /// Members out of service, ascending (not the one being rebuilt).
+    /// MemberStores out of service, ascending (not the one being rebuilt).
     pub fn failed(&self) -> &[MemberIndex] {
         match &self.state {
             ArrayState::Healthy => &[],

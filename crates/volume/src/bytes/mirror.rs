@@ -14,7 +14,7 @@
 //! Maintenance (scrub, write-intent resync, assembly) is in `mirror_maintenance`.
 
 use super::common::{
-    bytes, check_members, check_request, common_capacity, is_member_failure, Intent, Members,
+    bytes, check_members, check_request, common_capacity, is_member_failure, Intent, MemberStores,
 };
 use super::copy_layout::CopyLayout;
 use super::error::{array_failed, VolumeError};
@@ -34,7 +34,7 @@ const FAILED: &str = "request to a mirror whose every copy of a chunk is lost";
 /// A mirrored volume over member stores of type `S` (see the module docs).
 pub struct MirrorVolume<S: BlockStore, M: CopyLayout> {
     pub(crate) map: M,
-    pub(crate) members: Members<S>,
+    pub(crate) members: MemberStores<S>,
     pub(crate) intent: Option<Intent<S>>,
     /// Piece lists, one per copy level of a read that falls back copy by copy.
     pieces: Vec<Vec<Piece>>,
@@ -79,14 +79,10 @@ impl<S: BlockStore, M: CopyLayout> MirrorVolume<S, M> {
             pieces: vec![Vec::new(); map.copies() as usize],
             unit_buf: vec![0; bytes(map.unit_sectors().0)],
             map,
-            members: Members::new(stores),
+            members: MemberStores::new(stores),
             intent: None,
         };
-        let missing: Vec<MemberIndex> = (0..volume.members.count())
-            .map(MemberIndex)
-            .filter(|m| volume.members.stores[m.index()].is_none())
-            .collect();
-        for member in missing {
+        for member in volume.members.missing() {
             if volume.fail_member(member).is_err() || volume.members.health.is_failed() {
                 return Err(VolumeError::ArrayFailed {
                     failed: volume.members.health.failed().to_vec(),

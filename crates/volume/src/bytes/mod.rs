@@ -17,7 +17,7 @@
 //! - `trim`: every copy (mirrors, RAID-0); RAID-5 trims whole stripes on every member
 //!   and writes zeros over partial ones so parity stays consistent.
 //!
-//! **Members** are a generic `S: BlockStore`, one type for all members and the
+//! **MemberStores** are a generic `S: BlockStore`, one type for all members and the
 //! write-intent record: monomorphic and allocation-free for `MemoryStore` or
 //! `FileStore` arrays, and `Box<dyn BlockStore>` mixes kinds when wanted.
 //!

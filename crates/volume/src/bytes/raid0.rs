@@ -5,7 +5,7 @@
 //! degraded mode, rebuild, scrub or write-intent record.
 
 use super::common::{
-    bytes, check_members, check_request, common_capacity, is_member_failure, Members,
+    bytes, check_members, check_request, common_capacity, is_member_failure, MemberStores,
 };
 use super::error::{array_failed, VolumeError};
 use super::health::VolumeStatus;
@@ -19,7 +19,7 @@ const FAILED: &str = "request to a RAID-0 that lost a member";
 /// A RAID-0 volume over member stores of type `S`.
 pub struct Raid0Volume<S: BlockStore> {
     map: Raid0Map,
-    members: Members<S>,
+    members: MemberStores<S>,
     pieces: Vec<Piece>,
 }
 
@@ -37,7 +37,7 @@ impl<S: BlockStore> Raid0Volume<S> {
         check_members(LEVEL, map.members(), &stores, |_| map.member_used())?;
         Ok(Raid0Volume {
             map,
-            members: Members::new(stores),
+            members: MemberStores::new(stores),
             pieces: Vec::new(),
         })
     }
@@ -74,7 +74,7 @@ impl<S: BlockStore> Raid0Volume<S> {
         &mut self,
         lbn: Lbn,
         sectors: Sectors,
-        mut op: impl FnMut(&mut Members<S>, &Piece) -> Result<(), StoreError>,
+        mut op: impl FnMut(&mut MemberStores<S>, &Piece) -> Result<(), StoreError>,
     ) -> Result<(), StoreError> {
         self.members.check_usable(FAILED)?;
         let mut pieces = std::mem::take(&mut self.pieces);

@@ -24,7 +24,7 @@ mod maintenance;
 mod read;
 mod write;
 
-use super::common::{check_members, common_capacity, Intent, Members};
+use super::common::{check_members, common_capacity, Intent, MemberStores};
 use super::error::VolumeError;
 use super::health::{ArrayState, VolumeStatus};
 use crate::map::plan::{ReadPlan, WritePlan};
@@ -43,7 +43,7 @@ fn survives(failed: &[MemberIndex]) -> bool {
 /// A RAID-5 volume over member stores of type `S` laid out by `L` (see module docs).
 pub struct Raid5Volume<S: BlockStore, L: ParityLayout> {
     layout: L,
-    members: Members<S>,
+    members: MemberStores<S>,
     intent: Option<Intent<S>>,
     read_plan: ReadPlan,
     write_plan: WritePlan,
@@ -104,17 +104,13 @@ impl<S: BlockStore, L: ParityLayout> Raid5Volume<S, L> {
         })?;
         let mut volume = Raid5Volume {
             layout,
-            members: Members::new(stores),
+            members: MemberStores::new(stores),
             intent: None,
             read_plan: ReadPlan::default(),
             write_plan: WritePlan::default(),
             scratch: Scratch::default(),
         };
-        let missing: Vec<MemberIndex> = (0..volume.members.count())
-            .map(MemberIndex)
-            .filter(|m| volume.members.stores[m.index()].is_none())
-            .collect();
-        for member in missing {
+        for member in volume.members.missing() {
             volume.fail_member(member)?;
         }
         if volume.members.health.is_failed() {

@@ -8,7 +8,7 @@
 //! the read starts over with the new plan (every output byte is rewritten).
 
 use super::{sized, Raid5Volume, FAILED};
-use crate::bytes::common::{bytes, check_request, is_member_failure, Members};
+use crate::bytes::common::{bytes, check_request, is_member_failure, MemberStores};
 use crate::bytes::health::ArrayState;
 use crate::map::plan::{plan_read_into, ReadOptions, ReadPlan, ReadPurpose, ReadUse};
 use crate::map::{MemberIndex, ParityLayout};
@@ -119,7 +119,7 @@ impl<S: BlockStore, L: ParityLayout> Raid5Volume<S, L> {
 
 /// Runs `plan` into `out` (the part's bytes); see the module docs.
 fn execute_read<S: BlockStore>(
-    members: &mut Members<S>,
+    members: &mut MemberStores<S>,
     plan: &ReadPlan,
     out: &mut [u8],
     scratch: &mut Vec<u8>,
@@ -134,7 +134,7 @@ fn execute_read<S: BlockStore>(
             next_use += 1;
         }
         let uses = &plan.uses[first_use..next_use];
-        let read_into = |members: &mut Members<S>, into: &mut [u8]| {
+        let read_into = |members: &mut MemberStores<S>, into: &mut [u8]| {
             members.read(read.member, read.lbn, into).map_err(|error| {
                 if is_member_failure(&error) {
                     Attempt::MemberFailed(read.member)

@@ -3,7 +3,7 @@
 
 use super::read::Attempt;
 use super::{sized, Raid5Volume, Scratch, FAILED};
-use crate::bytes::common::{bytes, check_request, is_member_failure, Members};
+use crate::bytes::common::{bytes, check_request, is_member_failure, MemberStores};
 use crate::map::plan::{
     nothing_cached, plan_write_into, stripe_segments, ParityMethod, ParityRun, WriteChoice,
     WritePlan,
@@ -170,7 +170,7 @@ impl<S: BlockStore, L: ParityLayout> Raid5Volume<S, L> {
 
 /// Reads every old extent of the plan into `scratch.old` (before any write).
 fn read_old<S: BlockStore>(
-    members: &mut Members<S>,
+    members: &mut MemberStores<S>,
     plan: &WritePlan,
     scratch: &mut Scratch,
 ) -> Result<(), Attempt> {
