@@ -1,0 +1,63 @@
+//! # spinstack-nbd: an NBD server written to the protocol
+//!
+//! **What it is.** The server side of the Network Block Device protocol (the NBD
+//! project's `doc/proto.md`), so that unmodified clients (`nbdinfo`, `nbdcopy`,
+//! `qemu-img`, `fio --ioengine=nbd`, `nbdfuse`, the Linux `nbd` driver) use a spinstack
+//! volume. The storage is a [`Backend`]; this crate only speaks the protocol.
+//!
+//! **Modules.**
+//! - [`wire`]: constants and pure codecs of the fixed-size messages (fuzzed).
+//! - [`negotiate`](mod@negotiate): fixed newstyle negotiation (`GO`, `INFO`,
+//!   `EXPORT_NAME`, `LIST`, `ABORT`; everything else refused with `REP_ERR_UNSUP` so
+//!   clients fall back; its state table is in the module doc).
+//! - [`transmission`]: request checks (in the order the module doc gives), `READ`,
+//!   `WRITE` (with `FUA`), `FLUSH`, `TRIM`, `WRITE_ZEROES`, `DISC`; simple replies,
+//!   sent in the order the backend answers.
+//! - [`server`]: Unix or TCP listening, one thread per connection.
+//!
+//! **Invariants.**
+//! - Nothing reaches the backend that failed a check: a request past the end, with
+//!   unknown flags, or whose payload did not arrive whole is answered with an error
+//!   or ends the connection, and writes nothing.
+//! - Every request read is answered exactly once (a backend that drops its
+//!   [`Reply`] answers `EIO`), unless the connection is closed.
+//! - Every queue is bounded: options per negotiation, option and payload sizes,
+//!   requests in flight per connection, connections per server. A hostile client can
+//!   cost the server at most its bounds, and never stops it serving others.
+//!
+//! **What it does not do.** No structured replies, block status or meta contexts
+//! (refused, so clients use simple replies), no TLS, no `CACHE` or `RESIZE`, one
+//! export per server.
+
+pub mod backend;
+pub mod negotiate;
+pub mod server;
+pub mod transmission;
+pub mod wire;
+
+pub use backend::{Backend, Command, CommandError, Reply};
+pub use negotiate::ExportInfo;
+pub use server::{start, Address, ServerConfig, ServerHandle};
+pub use transmission::Limits;
+
+use std::sync::Arc;
+
+/// A backend seen read-only: commands that modify are refused with `EPERM` before
+/// they reach the storage (the export also advertises `READ_ONLY`).
+pub struct ReadOnly(pub Arc<dyn Backend>);
+
+impl Backend for ReadOnly {
+    fn size_bytes(&self) -> u64 {
+        self.0.size_bytes()
+    }
+    fn rotational(&self) -> bool {
+        self.0.rotational()
+    }
+    fn submit(&self, command: Command, reply: Reply) {
+        if command.modifies() {
+            reply.error(CommandError::NotPermitted);
+        } else {
+            self.0.submit(command, reply);
+        }
+    }
+}

@@ -1,0 +1,303 @@
+//! Listening: a Unix or TCP socket, one thread per connection (bounded), negotiation
+//! then transmission against one shared [`Backend`].
+//!
+//! Every connection talks to the same backend, whose flush makes every write
+//! acknowledged on any connection durable; so the export advertises
+//! `CAN_MULTI_CONN` and clients may spread one job over several connections.
+
+use crate::backend::Backend;
+use crate::negotiate::{negotiate, ExportInfo, Outcome};
+use crate::transmission::{transmit, Ending, Limits};
+use crate::wire::*;
+use std::io;
+use std::net::{Shutdown, TcpListener, TcpStream};
+use std::os::unix::net::{UnixListener, UnixStream};
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+/// What a server offers and how much it allows.
+#[derive(Clone, Debug)]
+pub struct ServerConfig {
+    pub export_name: String,
+    pub description: String,
+    pub read_only: bool,
+    /// Connections served at once; more are closed at accept.
+    pub max_connections: usize,
+    /// A client must finish negotiation within this time.
+    pub negotiation_timeout: Duration,
+    pub limits: Limits,
+}
+
+impl Default for ServerConfig {
+    fn default() -> ServerConfig {
+        ServerConfig {
+            export_name: "spinstack".into(),
+            description: "spinstack volume".into(),
+            read_only: false,
+            max_connections: 64,
+            negotiation_timeout: Duration::from_secs(30),
+            limits: Limits::default(),
+        }
+    }
+}
+
+/// Where the server listens.
+#[derive(Clone, Debug)]
+pub enum Address {
+    Unix(PathBuf),
+    Tcp(std::net::SocketAddr),
+}
+
+impl std::fmt::Display for Address {
+    fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Address::Unix(path) => write!(formatter, "unix:{}", path.display()),
+            Address::Tcp(address) => write!(formatter, "tcp:{address}"),
+        }
+    }
+}
+
+enum Listener {
+    Unix(UnixListener),
+    Tcp(TcpListener),
+}
+
+/// One accepted stream of either kind.
+enum Stream {
+    Unix(UnixStream),
+    Tcp(TcpStream),
+}
+
+impl Stream {
+    fn try_clone(&self) -> io::Result<Stream> {
+        Ok(match self {
+            Stream::Unix(stream) => Stream::Unix(stream.try_clone()?),
+            Stream::Tcp(stream) => Stream::Tcp(stream.try_clone()?),
+        })
+    }
+    fn set_read_timeout(&self, timeout: Option<Duration>) -> io::Result<()> {
+        match self {
+            Stream::Unix(stream) => stream.set_read_timeout(timeout),
+            Stream::Tcp(stream) => stream.set_read_timeout(timeout),
+        }
+    }
+    fn shutdown(&self) {
+        // Already closed by the peer is fine.
+        let _ = match self {
+            Stream::Unix(stream) => stream.shutdown(Shutdown::Both),
+            Stream::Tcp(stream) => stream.shutdown(Shutdown::Both),
+        };
+    }
+}
+
+impl io::Read for Stream {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        match self {
+            Stream::Unix(stream) => stream.read(buf),
+            Stream::Tcp(stream) => stream.read(buf),
+        }
+    }
+}
+
+impl io::Write for Stream {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        match self {
+            Stream::Unix(stream) => stream.write(buf),
+            Stream::Tcp(stream) => stream.write(buf),
+        }
+    }
+    fn flush(&mut self) -> io::Result<()> {
+        match self {
+            Stream::Unix(stream) => stream.flush(),
+            Stream::Tcp(stream) => stream.flush(),
+        }
+    }
+}
+
+/// A running server: its address, and a way to stop it.
+pub struct ServerHandle {
+    address: Address,
+    stop: Arc<AtomicBool>,
+    accept_thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl ServerHandle {
+    /// Where clients connect (a TCP port 0 request shows the port chosen).
+    pub fn address(&self) -> &Address {
+        &self.address
+    }
+    /// Stops accepting; connections already open run to their end.
+    pub fn stop(mut self) {
+        self.stop_accepting();
+    }
+    /// Blocks until the accept loop ends (it ends only on `stop` or an accept error).
+    pub fn wait(mut self) {
+        if let Some(thread) = self.accept_thread.take() {
+            let _ = thread.join();
+        }
+    }
+    fn stop_accepting(&mut self) {
+        self.stop.store(true, Ordering::SeqCst);
+        // Wake the blocking accept with a connection of our own.
+        let _ = match &self.address {
+            Address::Unix(path) => UnixStream::connect(path).map(drop),
+            Address::Tcp(address) => TcpStream::connect(address).map(drop),
+        };
+        if let Some(thread) = self.accept_thread.take() {
+            let _ = thread.join();
+        }
+    }
+}
+
+impl Drop for ServerHandle {
+    fn drop(&mut self) {
+        if self.accept_thread.is_some() {
+            self.stop_accepting();
+        }
+    }
+}
+
+/// Binds `address` and serves `backend` from a thread of its own. A Unix socket path
+/// that exists is replaced only if nothing listens on it (a stale socket).
+pub fn start(
+    address: &Address,
+    backend: Arc<dyn Backend>,
+    config: ServerConfig,
+) -> io::Result<ServerHandle> {
+    let (listener, bound) = match address {
+        Address::Unix(path) => {
+            if path.exists() {
+                if UnixStream::connect(path).is_ok() {
+                    return Err(io::Error::new(
+                        io::ErrorKind::AddrInUse,
+                        format!("{}: a server already listens there", path.display()),
+                    ));
+                }
+                std::fs::remove_file(path)?;
+            }
+            let listener = UnixListener::bind(path)?;
+            (Listener::Unix(listener), address.clone())
+        }
+        Address::Tcp(socket_address) => {
+            let listener = TcpListener::bind(socket_address)?;
+            let local = listener.local_addr()?;
+            (Listener::Tcp(listener), Address::Tcp(local))
+        }
+    };
+    let stop = Arc::new(AtomicBool::new(false));
+    let accept_stop = Arc::clone(&stop);
+    let accept_thread = std::thread::Builder::new()
+        .name("nbd-accept".into())
+        .spawn(move || accept_loop(listener, backend, config, &accept_stop))?;
+    Ok(ServerHandle {
+        address: bound,
+        stop,
+        accept_thread: Some(accept_thread),
+    })
+}
+
+fn accept_loop(
+    listener: Listener,
+    backend: Arc<dyn Backend>,
+    config: ServerConfig,
+    stop: &AtomicBool,
+) {
+    let open = Arc::new(AtomicUsize::new(0));
+    loop {
+        let accepted = match &listener {
+            Listener::Unix(listener) => listener.accept().map(|(stream, _)| Stream::Unix(stream)),
+            Listener::Tcp(listener) => listener.accept().map(|(stream, _)| {
+                // Small replies must not wait for Nagle's timer.
+                let _ = stream.set_nodelay(true);
+                Stream::Tcp(stream)
+            }),
+        };
+        if stop.load(Ordering::SeqCst) {
+            return;
+        }
+        let stream = match accepted {
+            Ok(stream) => stream,
+            Err(error) => {
+                eprintln!("nbd: accept failed: {error}");
+                std::thread::sleep(Duration::from_millis(50));
+                continue;
+            }
+        };
+        if open.fetch_add(1, Ordering::SeqCst) >= config.max_connections {
+            open.fetch_sub(1, Ordering::SeqCst);
+            stream.shutdown();
+            continue;
+        }
+        let backend = Arc::clone(&backend);
+        let config = config.clone();
+        let open = Arc::clone(&open);
+        let spawned = std::thread::Builder::new()
+            .name("nbd-connection".into())
+            .spawn(move || {
+                if let Err(error) = serve_connection(stream, backend, &config) {
+                    eprintln!("nbd: connection ended with an error: {error}");
+                }
+                open.fetch_sub(1, Ordering::SeqCst);
+            });
+        if let Err(error) = spawned {
+            eprintln!("nbd: could not start a connection thread: {error}");
+        }
+    }
+}
+
+/// The transmission flags this server sends for `config` over `backend`.
+pub fn transmission_flags(config: &ServerConfig, backend: &dyn Backend) -> u16 {
+    let mut flags = FLAG_HAS_FLAGS | FLAG_SEND_FLUSH | FLAG_CAN_MULTI_CONN;
+    if config.read_only {
+        flags |= FLAG_READ_ONLY;
+    } else {
+        flags |= FLAG_SEND_FUA | FLAG_SEND_TRIM | FLAG_SEND_WRITE_ZEROES;
+    }
+    if backend.rotational() {
+        flags |= FLAG_ROTATIONAL;
+    }
+    flags
+}
+
+fn serve_connection(
+    mut stream: Stream,
+    backend: Arc<dyn Backend>,
+    config: &ServerConfig,
+) -> io::Result<()> {
+    let export = ExportInfo {
+        name: config.export_name.clone(),
+        description: config.description.clone(),
+        size_bytes: backend.size_bytes(),
+        transmission_flags: transmission_flags(config, backend.as_ref()),
+        preferred_block_bytes: 4096,
+        max_block_bytes: config.limits.max_payload_bytes,
+    };
+    stream.set_read_timeout(Some(config.negotiation_timeout))?;
+    let outcome = match negotiate(&mut stream, &export) {
+        Ok(outcome) => outcome,
+        Err(error) => Outcome::Closed(format!("negotiation: {error}")),
+    };
+    if let Outcome::Closed(_) = outcome {
+        stream.shutdown();
+        return Ok(());
+    }
+    stream.set_read_timeout(None)?;
+    let backend: Arc<dyn Backend> = if config.read_only {
+        Arc::new(crate::ReadOnly(backend))
+    } else {
+        backend
+    };
+    let writer = stream.try_clone()?;
+    let ending = transmit(&mut stream, writer, &backend, config.limits);
+    stream.shutdown();
+    match ending {
+        Ok(Ending::Violation(why)) => {
+            eprintln!("nbd: closed a connection: {why}");
+            Ok(())
+        }
+        Ok(_) => Ok(()),
+        Err(error) => Err(error),
+    }
+}

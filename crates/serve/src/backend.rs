@@ -1,0 +1,243 @@
+//! [`StoreBackend`]: an NBD backend over any [`BlockStore`] (a persistent array, a
+//! memory store), with optional pacing by the drive model and response-time
+//! percentiles.
+//!
+//! Commands run one at a time under a lock on the store (the stores take `&mut
+//! self`); a flush therefore covers the writes of every connection, which is what
+//! `CAN_MULTI_CONN` promises. A `FUA` write or trim is followed by a flush of the
+//! whole store before its reply: stronger than asked, never weaker.
+
+use crate::latency::{LatencyHistogram, LatencySummary};
+use crate::pacer::{Paced, Pacer};
+use spinstack_nbd::{Backend, Command, CommandError, Reply};
+use spinstack_sim::request::Operation;
+use spinstack_sim::units::{Lbn, Nanoseconds, Sectors, SECTOR_BYTES};
+use spinstack_store::{BlockStore, ByteStore, StoreError, ZeroMode};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Instant;
+
+/// An NBD backend over a store.
+pub struct StoreBackend<S: BlockStore + Send + 'static> {
+    store: Mutex<ByteStore<S>>,
+    size_bytes: u64,
+    pacer: Option<Pacer>,
+    latency: Arc<Mutex<LatencyHistogram>>,
+    store_errors: AtomicU64,
+}
+
+impl<S: BlockStore + Send + 'static> StoreBackend<S> {
+    /// Serves `store`, unpaced (`--timing none`) or paced by `pacer`.
+    pub fn new(store: S, pacer: Option<Pacer>) -> StoreBackend<S> {
+        let size_bytes = store.capacity().bytes();
+        StoreBackend {
+            store: Mutex::new(ByteStore::new(store)),
+            size_bytes,
+            pacer,
+            latency: Arc::new(Mutex::new(LatencyHistogram::default())),
+            store_errors: AtomicU64::new(0),
+        }
+    }
+
+    /// Runs `action` on the store with every command held off meanwhile (control
+    /// commands: fail a member, a rebuild step, a scrub).
+    pub fn with_store<R>(&self, action: impl FnOnce(&mut S) -> R) -> R {
+        let mut store = self
+            .store
+            .lock()
+            .unwrap_or_else(|poison| poison.into_inner());
+        action(store.inner_mut())
+    }
+
+    pub fn pacer(&self) -> Option<&Pacer> {
+        self.pacer.as_ref()
+    }
+
+    /// Response times from request read to reply handed to the connection's writer.
+    pub fn latency(&self) -> LatencySummary {
+        self.latency
+            .lock()
+            .unwrap_or_else(|poison| poison.into_inner())
+            .summary()
+    }
+
+    /// Commands the store failed (answered `EIO` or `ENOTSUP`).
+    pub fn store_errors(&self) -> u64 {
+        self.store_errors.load(Ordering::Relaxed)
+    }
+
+    fn execute(&self, command: &Command) -> Result<Option<Vec<u8>>, StoreError> {
+        let mut store = self
+            .store
+            .lock()
+            .unwrap_or_else(|poison| poison.into_inner());
+        match *command {
+            Command::Read {
+                offset_bytes,
+                length_bytes,
+            } => {
+                let mut data = vec![0u8; length_bytes as usize];
+                store.read(offset_bytes, &mut data)?;
+                Ok(Some(data))
+            }
+            Command::Write {
+                offset_bytes,
+                ref data,
+                force_unit_access,
+            } => {
+                store.write(offset_bytes, data)?;
+                flush_if(&mut store, force_unit_access)
+            }
+            Command::Flush => store.flush().map(|()| None),
+            Command::Trim {
+                offset_bytes,
+                length_bytes,
+                force_unit_access,
+            } => {
+                store.trim(offset_bytes, length_bytes as u64)?;
+                flush_if(&mut store, force_unit_access)
+            }
+            Command::WriteZeroes {
+                offset_bytes,
+                length_bytes,
+                force_unit_access,
+                may_trim,
+            } => {
+                let mode = if may_trim {
+                    ZeroMode::MayTrim
+                } else {
+                    ZeroMode::Allocate
+                };
+                store.write_zeroes(offset_bytes, length_bytes as u64, mode)?;
+                flush_if(&mut store, force_unit_access)
+            }
+        }
+    }
+}
+
+fn flush_if<S: BlockStore>(
+    store: &mut ByteStore<S>,
+    force_unit_access: bool,
+) -> Result<Option<Vec<u8>>, StoreError> {
+    if force_unit_access {
+        store.flush()?;
+    }
+    Ok(None)
+}
+
+/// The protocol's answer to a store's failure.
+fn command_error(error: &StoreError) -> CommandError {
+    match error {
+        StoreError::Unsupported { .. } => CommandError::NotSupported,
+        StoreError::OutOfRange { .. } | StoreError::ByteRangeOutOfRange { .. } => {
+            CommandError::Invalid
+        }
+        _ => CommandError::Io,
+    }
+}
+
+/// The sectors a byte range touches, for the model.
+fn sectors_touched(offset_bytes: u64, length_bytes: u64) -> (Lbn, Sectors) {
+    let first = offset_bytes / SECTOR_BYTES;
+    let end = (offset_bytes + length_bytes).div_ceil(SECTOR_BYTES);
+    (Lbn(first), Sectors(end - first))
+}
+
+/// What the model is told of a command.
+fn paced_shape(command: &Command) -> (Operation, Lbn, Sectors, bool) {
+    match *command {
+        Command::Read {
+            offset_bytes,
+            length_bytes,
+        } => {
+            let (lbn, sectors) = sectors_touched(offset_bytes, length_bytes as u64);
+            (Operation::Read, lbn, sectors, false)
+        }
+        Command::Write {
+            offset_bytes,
+            ref data,
+            force_unit_access,
+        } => {
+            let (lbn, sectors) = sectors_touched(offset_bytes, data.len() as u64);
+            (Operation::Write, lbn, sectors, force_unit_access)
+        }
+        Command::Flush => (Operation::Flush, Lbn(0), Sectors(0), false),
+        Command::Trim {
+            offset_bytes,
+            length_bytes,
+            force_unit_access,
+        } => {
+            let (lbn, sectors) = sectors_touched(offset_bytes, length_bytes as u64);
+            (Operation::Trim, lbn, sectors, force_unit_access)
+        }
+        // Zeros cost the drive what any write of that length costs.
+        Command::WriteZeroes {
+            offset_bytes,
+            length_bytes,
+            force_unit_access,
+            ..
+        } => {
+            let (lbn, sectors) = sectors_touched(offset_bytes, length_bytes as u64);
+            (Operation::Write, lbn, sectors, force_unit_access)
+        }
+    }
+}
+
+impl<S: BlockStore + Send + 'static> Backend for StoreBackend<S> {
+    fn size_bytes(&self) -> u64 {
+        self.size_bytes
+    }
+
+    fn rotational(&self) -> bool {
+        true
+    }
+
+    fn submit(&self, command: Command, reply: Reply) {
+        let received = Instant::now();
+        let outcome = self.execute(&command);
+        if let Err(error) = &outcome {
+            self.store_errors.fetch_add(1, Ordering::Relaxed);
+            eprintln!(
+                "serve: {command_name} failed: {error}",
+                command_name = name(&command)
+            );
+        }
+        let failed = outcome.is_err();
+        let latency = Arc::clone(&self.latency);
+        let answer = move || {
+            match outcome {
+                Ok(Some(data)) => reply.data(data),
+                Ok(None) => reply.ok(),
+                Err(error) => reply.error(command_error(&error)),
+            }
+            let elapsed = Nanoseconds(received.elapsed().as_nanos() as u64);
+            latency
+                .lock()
+                .unwrap_or_else(|poison| poison.into_inner())
+                .record(elapsed);
+        };
+        match &self.pacer {
+            Some(pacer) if !failed => {
+                let (operation, lbn, sectors, force_unit_access) = paced_shape(&command);
+                pacer.submit(Paced {
+                    operation,
+                    lbn,
+                    sectors,
+                    force_unit_access,
+                    release: Box::new(answer),
+                });
+            }
+            _ => answer(),
+        }
+    }
+}
+
+fn name(command: &Command) -> &'static str {
+    match command {
+        Command::Read { .. } => "read",
+        Command::Write { .. } => "write",
+        Command::Flush => "flush",
+        Command::Trim { .. } => "trim",
+        Command::WriteZeroes { .. } => "write-zeroes",
+    }
+}

@@ -1,0 +1,275 @@
+//! Real-time pacing by the drive model (`serve --timing model`): every request is
+//! also given, at its wall-clock arrival, to the timed model of the volume (members
+//! in simulated time, the clock advanced with the wall clock), and its reply is
+//! released only when the model says the request completes.
+//!
+//! One thread owns the engine. Its loop: wait for a request or for the engine's next
+//! event, whichever is first; run the engine up to the wall clock; release the
+//! replies of the requests that completed; submit the new ones at the current
+//! simulated time. Simulated time is wall time since the pacer started, in
+//! nanoseconds; a reply leaves at most one loop turn (tens of µs) after its model
+//! completion.
+//!
+//! The bytes are already read or written when a request reaches the pacer (the data
+//! path does not wait for the model); only the reply is held. Clients see a reply no
+//! earlier than the model allows, which is what pacing means.
+
+use serde::Serialize;
+use spinstack_sim::device::{BlockDevice, Control, MemberIndex};
+use spinstack_sim::engine::{DeviceCompletion, DeviceId, Engine, EngineOptions};
+use spinstack_sim::request::{BlockRequest, Operation, RequestId};
+use spinstack_sim::units::{Lbn, Nanoseconds, Sectors};
+use spinstack_volume::build::Volume;
+use std::collections::HashMap;
+use std::sync::mpsc::{self, RecvTimeoutError};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+/// Sends a held reply; called by the pacer thread at the model's completion time.
+pub type Release = Box<dyn FnOnce() + Send>;
+
+/// One request for the model.
+pub struct Paced {
+    pub operation: Operation,
+    pub lbn: Lbn,
+    pub sectors: Sectors,
+    pub force_unit_access: bool,
+    pub release: Release,
+}
+
+enum Message {
+    Request(Paced),
+    Fail(MemberIndex),
+}
+
+/// What the model has seen so far, for `volume status`.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct ModelSnapshot {
+    pub simulated_s: f64,
+    pub requests_in_model: usize,
+    /// Requests the model refused (e.g. past a drive's end); answered unpaced.
+    pub unpaced_requests: u64,
+    pub members: Vec<MemberUtilisation>,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct MemberUtilisation {
+    pub member: u32,
+    pub requests: u64,
+    /// Fraction of simulated time the member had requests outstanding.
+    pub utilisation: f64,
+    pub mean_service_ms: f64,
+}
+
+/// The pacing thread's handle; dropping it lets the thread finish what it holds and
+/// end.
+pub struct Pacer {
+    sender: Option<mpsc::Sender<Message>>,
+    snapshot: Arc<Mutex<ModelSnapshot>>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl Pacer {
+    /// Starts pacing by `volume` (its clock starts now).
+    pub fn start(volume: Volume) -> std::io::Result<Pacer> {
+        let (sender, receiver) = mpsc::channel();
+        let snapshot = Arc::new(Mutex::new(ModelSnapshot::default()));
+        let shared = Arc::clone(&snapshot);
+        let thread = std::thread::Builder::new()
+            .name("pacer".into())
+            .spawn(move || PacerLoop::new(volume, shared).run(receiver))?;
+        Ok(Pacer {
+            sender: Some(sender),
+            snapshot,
+            thread: Some(thread),
+        })
+    }
+
+    /// Hands a request to the model; its `release` runs when the model completes it.
+    pub fn submit(&self, paced: Paced) {
+        if let Some(sender) = &self.sender {
+            if let Err(mpsc::SendError(Message::Request(paced))) =
+                sender.send(Message::Request(paced))
+            {
+                // The pacer thread is gone: answer unpaced rather than never.
+                (paced.release)();
+            }
+        }
+    }
+
+    /// Fails a member in the model too, so timing follows the degraded array.
+    pub fn fail_member(&self, member: MemberIndex) {
+        if let Some(sender) = &self.sender {
+            let _ = sender.send(Message::Fail(member));
+        }
+    }
+
+    pub fn snapshot(&self) -> ModelSnapshot {
+        self.snapshot
+            .lock()
+            .unwrap_or_else(|poison| poison.into_inner())
+            .clone()
+    }
+}
+
+impl Drop for Pacer {
+    fn drop(&mut self) {
+        self.sender.take();
+        if let Some(thread) = self.thread.take() {
+            let _ = thread.join();
+        }
+    }
+}
+
+struct PacerLoop {
+    engine: Engine<Volume>,
+    device: DeviceId,
+    start: Instant,
+    held: HashMap<u64, Release>,
+    next_id: u64,
+    unpaced: u64,
+    completions: Vec<DeviceCompletion>,
+    shared: Arc<Mutex<ModelSnapshot>>,
+    last_snapshot: Instant,
+}
+
+impl PacerLoop {
+    fn new(volume: Volume, shared: Arc<Mutex<ModelSnapshot>>) -> PacerLoop {
+        let mut engine = Engine::new(EngineOptions::default());
+        let device = engine.add_device(volume);
+        PacerLoop {
+            engine,
+            device,
+            start: Instant::now(),
+            held: HashMap::new(),
+            next_id: 0,
+            unpaced: 0,
+            completions: Vec::new(),
+            shared,
+            last_snapshot: Instant::now(),
+        }
+    }
+
+    fn wall_now(&self) -> Nanoseconds {
+        Nanoseconds(self.start.elapsed().as_nanos() as u64)
+    }
+
+    fn run(mut self, receiver: mpsc::Receiver<Message>) {
+        loop {
+            let received = match self.engine.next_event_time() {
+                Some(due) => {
+                    let wait = due.saturating_sub(self.wall_now());
+                    receiver.recv_timeout(Duration::from_nanos(wait.0))
+                }
+                None => receiver.recv().map_err(|_| RecvTimeoutError::Disconnected),
+            };
+            match received {
+                Ok(message) => {
+                    self.catch_up();
+                    self.accept(message);
+                    while let Ok(message) = receiver.try_recv() {
+                        self.accept(message);
+                    }
+                }
+                Err(RecvTimeoutError::Timeout) => {}
+                Err(RecvTimeoutError::Disconnected) => break,
+            }
+            self.catch_up();
+            self.publish(false);
+        }
+        // No more requests will come: let the model finish what it holds, in time.
+        while let Some(due) = self.engine.next_event_time() {
+            let wait = due.saturating_sub(self.wall_now());
+            std::thread::sleep(Duration::from_nanos(wait.0));
+            self.catch_up();
+        }
+        for (_, release) in self.held.drain() {
+            release();
+        }
+        self.publish(true);
+    }
+
+    /// Runs the engine to the wall clock and releases what completed.
+    fn catch_up(&mut self) {
+        let now = self.wall_now();
+        self.engine.run_until(now, &mut self.completions);
+        for done in self.completions.drain(..) {
+            if let Some(release) = self.held.remove(&done.completion.request.id.0) {
+                release();
+            }
+        }
+    }
+
+    fn accept(&mut self, message: Message) {
+        match message {
+            Message::Request(paced) => self.submit(paced),
+            Message::Fail(member) => {
+                // A model that cannot fail the member keeps timing it healthy.
+                let _ = self.engine.control(self.device, &[member], Control::Fail);
+            }
+        }
+    }
+
+    fn submit(&mut self, paced: Paced) {
+        let id = RequestId(self.next_id);
+        self.next_id += 1;
+        let now = self.engine.now();
+        let mut request = if paced.operation == Operation::Flush {
+            BlockRequest::flush(id, now)
+        } else {
+            BlockRequest::new(id, paced.operation, paced.lbn, paced.sectors, now)
+        };
+        request.force_unit_access = paced.force_unit_access;
+        match self.engine.submit(self.device, request) {
+            Ok(()) => {
+                self.held.insert(id.0, paced.release);
+            }
+            Err(_) => {
+                self.unpaced += 1;
+                (paced.release)();
+            }
+        }
+    }
+
+    /// Refreshes the shared snapshot at most ten times a second (or when asked).
+    fn publish(&mut self, force: bool) {
+        if !force && self.last_snapshot.elapsed() < Duration::from_millis(100) {
+            return;
+        }
+        self.last_snapshot = Instant::now();
+        let elapsed = self.engine.now().0.max(1) as f64;
+        let members = match self.engine.device(self.device) {
+            Some(volume) => volume
+                .member_stats()
+                .iter()
+                .enumerate()
+                .map(|(index, stats)| MemberUtilisation {
+                    member: index as u32,
+                    requests: stats.requests,
+                    utilisation: stats.busy.0 as f64 / elapsed,
+                    mean_service_ms: if stats.completed == 0 {
+                        0.0
+                    } else {
+                        stats.service.0 as f64 / stats.completed as f64 / 1e6
+                    },
+                })
+                .collect(),
+            None => Vec::new(),
+        };
+        let snapshot = ModelSnapshot {
+            simulated_s: elapsed / 1e9,
+            requests_in_model: self.held.len(),
+            unpaced_requests: self.unpaced,
+            members,
+        };
+        *self
+            .shared
+            .lock()
+            .unwrap_or_else(|poison| poison.into_inner()) = snapshot;
+    }
+}
+
+/// The model's capacity, for checking the served volume fits it.
+pub fn model_capacity(volume: &Volume) -> Sectors {
+    volume.capacity()
+}
