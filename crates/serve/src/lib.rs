@@ -15,6 +15,7 @@
 //! connection is durable.
 
 pub mod backend;
+pub mod control;
 pub mod latency;
 pub mod pacer;
 

@@ -1,0 +1,134 @@
+//! `spinstack serve DIR --socket PATH | --listen ADDR [--timing none|model]`: a
+//! persistent volume (made by `spinstack volume create`) served over NBD until
+//! SIGINT or SIGTERM, with its control socket at `DIR/control.sock` for `spinstack
+//! volume status|fail|rebuild|scrub`.
+
+use anyhow::{bail, Context};
+use serde_json::json;
+use spinstack_array::Array;
+use spinstack_nbd::{Address, ServerConfig};
+use spinstack_serve::control::ControlServer;
+use spinstack_serve::{Pacer, StoreBackend};
+use std::path::PathBuf;
+use std::sync::Arc;
+
+/// How replies are timed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum Timing {
+    /// As fast as the member files allow.
+    None,
+    /// Each reply leaves when the drive model of the volume (in simulated time,
+    /// advanced with the wall clock) completes the request.
+    Model,
+}
+
+/// Arguments of `spinstack serve`.
+#[derive(clap::Args)]
+pub struct Args {
+    /// The volume's directory (see `spinstack volume create`).
+    dir: PathBuf,
+    /// Listen on this Unix socket path.
+    #[arg(long, required_unless_present = "listen", conflicts_with = "listen")]
+    socket: Option<PathBuf>,
+    /// Listen on this TCP address (e.g. 127.0.0.1:10809).
+    #[arg(long)]
+    listen: Option<std::net::SocketAddr>,
+    #[arg(long, value_enum, default_value_t = Timing::None)]
+    timing: Timing,
+    /// The export's name (clients may also ask for the default, empty name).
+    #[arg(long, default_value = "spinstack")]
+    export_name: String,
+    /// Refuse writes, trims and zeroing.
+    #[arg(long)]
+    read_only: bool,
+}
+
+pub fn run(args: Args) -> anyhow::Result<()> {
+    // Signals are taken by `sigwait` in this thread only: block them before any
+    // thread starts, so every thread inherits the mask.
+    let signals = block_termination_signals()?;
+    let (array, report) =
+        Array::open(&args.dir).with_context(|| format!("opening {}", args.dir.display()))?;
+    for line in report.lines() {
+        eprintln!("serve: {line}");
+    }
+    let pacer = match args.timing {
+        Timing::None => None,
+        Timing::Model => {
+            let volume = spinstack_serve::array_glue::model_volume(array.spec())?;
+            Some(Pacer::start(volume)?)
+        }
+    };
+    let capacity_bytes = array.capacity().bytes();
+    let backend = Arc::new(StoreBackend::new(array, pacer));
+    let address = match (&args.socket, args.listen) {
+        (Some(path), _) => Address::Unix(path.clone()),
+        (None, Some(listen)) => Address::Tcp(listen),
+        (None, None) => bail!("give --socket PATH or --listen ADDRESS"),
+    };
+    let config = ServerConfig {
+        export_name: args.export_name.clone(),
+        read_only: args.read_only,
+        ..ServerConfig::default()
+    };
+    let server = spinstack_nbd::start(&address, backend.clone(), config)
+        .with_context(|| format!("listening on {address}"))?;
+    let bound = server.address().to_string();
+    let status_backend = Arc::clone(&backend);
+    let status_address = bound.clone();
+    let timing = args.timing;
+    let extra = Arc::new(move || {
+        json!({
+            "address": status_address,
+            "timing": format!("{timing:?}").to_lowercase(),
+            "latency": status_backend.latency(),
+            "store_errors": status_backend.store_errors(),
+            "model": status_backend.pacer().map(|pacer| pacer.snapshot()),
+        })
+    });
+    let control_path = spinstack_array::control::socket_path(&args.dir);
+    let control = ControlServer::start(&control_path, backend.clone(), extra)
+        .with_context(|| format!("control socket {}", control_path.display()))?;
+    println!(
+        "serving {} ({} bytes) on {bound}, export {:?}, timing {:?}; control {}",
+        args.dir.display(),
+        capacity_bytes,
+        args.export_name,
+        args.timing,
+        control_path.display()
+    );
+    let signal = wait_for(&signals)?;
+    eprintln!("serve: signal {signal}: flushing and stopping");
+    server.stop();
+    drop(control);
+    backend
+        .with_store(|array| array.mark_clean())
+        .context("flushing the volume at shutdown")?;
+    Ok(())
+}
+
+fn block_termination_signals() -> anyhow::Result<libc::sigset_t> {
+    // SAFETY: sigset_t is plain data; the libc calls only write into it and set
+    // this thread's mask.
+    unsafe {
+        let mut set: libc::sigset_t = std::mem::zeroed();
+        libc::sigemptyset(&mut set);
+        libc::sigaddset(&mut set, libc::SIGINT);
+        libc::sigaddset(&mut set, libc::SIGTERM);
+        let result = libc::pthread_sigmask(libc::SIG_BLOCK, &set, std::ptr::null_mut());
+        if result != 0 {
+            bail!("could not block SIGINT/SIGTERM: error {result}");
+        }
+        Ok(set)
+    }
+}
+
+fn wait_for(set: &libc::sigset_t) -> anyhow::Result<i32> {
+    let mut signal: libc::c_int = 0;
+    // SAFETY: `set` was initialised by sigemptyset/sigaddset; sigwait writes `signal`.
+    let result = unsafe { libc::sigwait(set, &mut signal) };
+    if result != 0 {
+        bail!("sigwait failed: error {result}");
+    }
+    Ok(signal)
+}
