@@ -134,13 +134,13 @@ fn dab_config(spec: &ArraySpec) -> Option<DabConfig> {
 }
 
 /// A random volume id from the operating system.
-fn random_volume_id(dir: &Path) -> Result<[u8; 16], ArrayError> {
+fn random_volume_id() -> Result<[u8; 16], ArrayError> {
     use std::io::Read;
     let mut id = [0u8; 16];
     std::fs::File::open("/dev/urandom")
         .and_then(|mut f| f.read_exact(&mut id))
         .map_err(|source| ArrayError::Io {
-            path: dir.join("/dev/urandom"),
+            path: PathBuf::from("/dev/urandom"),
             source,
         })?;
     Ok(id)
@@ -174,7 +174,7 @@ fn volume_error(dir: &Path) -> impl Fn(VolumeError) -> ArrayError + '_ {
 impl Array {
     /// Creates a new array in `dir` (created if absent) with a random volume id.
     pub fn create(dir: &Path, spec: &ArraySpec) -> Result<Array, ArrayError> {
-        Array::create_with_id(dir, spec, random_volume_id(dir)?)
+        Array::create_with_id(dir, spec, random_volume_id()?)
     }
 
     /// [`Array::create`] with a given volume id (tests, reproducible runs).

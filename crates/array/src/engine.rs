@@ -392,16 +392,18 @@ impl BlockStore for LevelVolume {
     }
 }
 
-/// The level's volume, buffered or not.
+/// The level's volume, buffered or not. One per array, so the variants' sizes do
+/// not matter (boxing would only add an indirection to every request).
+#[allow(clippy::large_enum_variant)]
 pub(crate) enum Engine {
     Plain(LevelVolume),
-    Buffered(Box<DmaAlignedBuffer<LevelVolume>>),
+    Buffered(DmaAlignedBuffer<LevelVolume>),
 }
 
 impl Engine {
     pub fn new(volume: LevelVolume, buffer: Option<DabConfig>) -> Result<Engine, VolumeError> {
         Ok(match buffer {
-            Some(config) => Engine::Buffered(Box::new(DmaAlignedBuffer::new(volume, config)?)),
+            Some(config) => Engine::Buffered(DmaAlignedBuffer::new(volume, config)?),
             None => Engine::Plain(volume),
         })
     }
@@ -426,7 +428,7 @@ impl Engine {
     fn store(&mut self) -> &mut dyn BlockStore {
         match self {
             Engine::Plain(v) => v,
-            Engine::Buffered(b) => b.as_mut(),
+            Engine::Buffered(b) => b,
         }
     }
 }

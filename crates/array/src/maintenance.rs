@@ -233,7 +233,9 @@ impl Array {
         let mut lost: Vec<u32> = (0..self.spec.members)
             .filter(|&m| self.roles[m as usize] != MemberRole::Active)
             .collect();
-        lost.push(member);
+        if !lost.contains(&member) {
+            lost.push(member);
+        }
         if !self.layout_survives.survives(&lost) {
             return Err(self.refused(
                 "fail a member",

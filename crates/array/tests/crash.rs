@@ -106,11 +106,10 @@ fn crash_image_keeps_flushed_writes() {
     assert_eq!(copy.scrub(false).unwrap().mismatches, 0, "seed {seed:#x}");
     let mut buf = vec![0u8; flushed.0.len()];
     copy.read(Lbn(0), &mut buf).unwrap();
-    for sector in 0..buf.len() / 512 {
-        let range = sector * 512..(sector + 1) * 512;
-        let got = &buf[range.clone()];
+    let sectors = buf.chunks(512).zip(flushed.0.chunks(512)).zip(&later);
+    for (sector, ((got, flushed), later)) in sectors.enumerate() {
         assert!(
-            got == &flushed.0[range] || later[sector].iter().any(|value| got == value),
+            got == flushed || later.iter().any(|value| got == value.as_slice()),
             "seed {seed:#x}: sector {sector} is neither the flushed nor the later data"
         );
     }
