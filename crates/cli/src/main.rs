@@ -8,6 +8,7 @@ mod cmd_report;
 mod cmd_reproduce;
 mod cmd_simulate;
 mod cmd_validate;
+mod cmd_volume;
 
 /// A storage stack for rotating disks: drive model, track extraction, experiments.
 #[derive(Parser)]
@@ -31,6 +32,8 @@ enum Command {
     Reproduce(cmd_reproduce::Args),
     /// Gather reproduced experiments into one REPORT.md and report.html.
     Report(cmd_report::Args),
+    /// Create and maintain persistent arrays of member files (status, fail, rebuild, scrub).
+    Volume(cmd_volume::Args),
 }
 
 fn main() {
@@ -42,6 +45,7 @@ fn main() {
         Command::Extract(args) => cmd_extract::run(args),
         Command::Reproduce(args) => cmd_reproduce::run(args),
         Command::Report(args) => cmd_report::run(args),
+        Command::Volume(args) => cmd_volume::run(args),
     };
     if let Err(error) = result {
         eprintln!("spinstack: error: {error:#}");

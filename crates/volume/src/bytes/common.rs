@@ -200,6 +200,15 @@ pub struct RecoveryReport {
     pub unverified_stripes: Vec<u64>,
 }
 
+/// A rebuild to resume at assembly: `member` was being rebuilt (onto the store given
+/// for it) and every rebuild unit below `cursor` is known written and flushed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ResumeRebuild {
+    pub member: MemberIndex,
+    /// Rebuild units (RAID-5 stripes, mirror member rows) already rebuilt.
+    pub cursor: u64,
+}
+
 /// What the region size of a record depends on.
 pub(crate) fn region_count(capacity: Sectors, region_sectors: Sectors) -> u64 {
     capacity.0.div_ceil(region_sectors.0)

@@ -216,6 +216,26 @@ impl Health {
         }
     }
 
+    /// Assembly of an array whose `member` was being rebuilt and had reached `cursor`
+    /// of `total` units (a persisted rebuild cursor): the same as `member_failed`,
+    /// `start_rebuild` and `advance_rebuild(cursor)` in a row, so the rebuild resumes
+    /// instead of starting over. Returns whether the array is still usable.
+    pub fn resume_rebuild(
+        &mut self,
+        member: MemberIndex,
+        cursor: u64,
+        total: u64,
+        survives: impl Fn(&[MemberIndex]) -> bool,
+    ) -> bool {
+        if !self.member_failed(member, survives) {
+            return false;
+        }
+        if self.start_rebuild(member, total).is_ok() {
+            self.advance_rebuild(cursor.min(total));
+        }
+        true
+    }
+
     /// The rebuild has written every unit below `cursor`.
     pub fn advance_rebuild(&mut self, new_cursor: u64) {
         if let ArrayState::Rebuilding {

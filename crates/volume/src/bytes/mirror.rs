@@ -187,7 +187,7 @@ impl<S: BlockStore, M: CopyLayout> MirrorVolume<S, M> {
         Ok(done)
     }
 
-    fn rebuild_rows(&self) -> u64 {
+    pub(crate) fn rebuild_rows(&self) -> u64 {
         self.map.member_used().0.div_ceil(self.map.unit_sectors().0)
     }
 

@@ -5,7 +5,7 @@
 //! interrupted write, so any live copy is a correct answer. That also holds when a
 //! member is missing, so a mirror assembles dirty and degraded without `force`.
 
-use super::common::{bytes, is_member_failure, Intent, RecoveryReport};
+use super::common::{bytes, is_member_failure, Intent, RecoveryReport, ResumeRebuild};
 use super::copy_layout::CopyLayout;
 use super::error::VolumeError;
 use super::mirror::MirrorVolume;
@@ -23,7 +23,35 @@ impl<S: BlockStore, M: CopyLayout> MirrorVolume<S, M> {
         members: Vec<Option<S>>,
         intent_store: S,
     ) -> Result<(Self, RecoveryReport), VolumeError> {
+        Self::assemble_resuming(map, members, intent_store, None)
+    }
+
+    /// [`assemble`](MirrorVolume::assemble), with a rebuild in progress resumed at its
+    /// cursor (member rows) before the resync, so no dirty region is copied from or
+    /// to the part of the new member not yet rebuilt.
+    pub fn assemble_resuming(
+        map: M,
+        members: Vec<Option<S>>,
+        intent_store: S,
+        resume: Option<ResumeRebuild>,
+    ) -> Result<(Self, RecoveryReport), VolumeError> {
         let mut volume = Self::from_slots(map, members)?;
+        if let Some(resume) = resume {
+            volume.members.check_member(resume.member)?;
+            let total = volume.rebuild_rows();
+            let map = &volume.map;
+            let usable = volume.members.health.resume_rebuild(
+                resume.member,
+                resume.cursor,
+                total,
+                |failed| map.survives(failed),
+            );
+            if !usable {
+                return Err(VolumeError::ArrayFailed {
+                    failed: volume.members.health.failed().to_vec(),
+                });
+            }
+        }
         let (intent, dirty) = Intent::open(intent_store, volume.map.capacity())?;
         let mut report = RecoveryReport {
             generation: intent.record.generation(),

@@ -38,8 +38,9 @@
 //!
 //! **What it does not do.** No concurrency (operations take `&mut self`), no read
 //! balancing (copy 0 first), no stripe cache (each write reads what its plan needs),
-//! no persistent superblock (member roles, failure and rebuild progress are not
-//! recorded: an interrupted rebuild starts over), no RAID-6, no reshape. A crash
+//! no persistent superblock (member roles, failure and rebuild progress are kept by
+//! the caller, e.g. `spinstack-array`, which resumes a rebuild through
+//! `assemble_resuming`), no RAID-6, no reshape. A crash
 //! inside a write leaves each sector old or new; the write-intent record makes
 //! parity and copies agree again at assembly, but cannot make a write atomic.
 
@@ -54,7 +55,7 @@ mod raid0;
 mod raid5;
 mod scrub;
 
-pub use common::RecoveryReport;
+pub use common::{RecoveryReport, ResumeRebuild};
 pub use copy_layout::{CopyLayout, MIRROR_UNIT_SECTORS};
 pub use dab::{
     DabCase, DabConfig, DabCounters, DmaAlignedBuffer, WritePolicy, DEFAULT_BLOCK_SECTORS,

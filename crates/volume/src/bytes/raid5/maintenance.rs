@@ -18,10 +18,11 @@
 //! parity as it is, exactly md's forced behaviour, and the caller took that risk.
 //!
 //! **Rebuild** writes the replaced member stripe by stripe (its unit rebuilt as the
-//! XOR of the other units) and is not recorded: after a restart a rebuild starts over.
+//! XOR of the other units). The volume does not record its progress; a caller that
+//! persists the cursor resumes it with [`Raid5Volume::assemble_resuming`].
 
-use super::{sized, Raid5Volume, FAILED};
-use crate::bytes::common::{bytes, is_member_failure, Intent, RecoveryReport};
+use super::{sized, survives, Raid5Volume, FAILED};
+use crate::bytes::common::{bytes, is_member_failure, Intent, RecoveryReport, ResumeRebuild};
 use crate::bytes::error::VolumeError;
 use crate::bytes::health::{ArrayState, Liveness};
 use crate::bytes::scrub::ScrubReport;
@@ -223,7 +224,35 @@ impl<S: BlockStore, L: ParityLayout> Raid5Volume<S, L> {
         intent_store: S,
         force: bool,
     ) -> Result<(Self, RecoveryReport), VolumeError> {
+        Self::assemble_resuming(layout, members, intent_store, force, None)
+    }
+
+    /// [`assemble`](Raid5Volume::assemble), with a rebuild in progress resumed at its
+    /// cursor (`resume.member`'s store is the replacement, live below the cursor)
+    /// *before* the resync, so dirty stripes above the cursor are not resynced from
+    /// the unrebuilt part of the new member.
+    pub fn assemble_resuming(
+        layout: L,
+        members: Vec<Option<S>>,
+        intent_store: S,
+        force: bool,
+        resume: Option<ResumeRebuild>,
+    ) -> Result<(Self, RecoveryReport), VolumeError> {
         let mut volume = Self::from_slots(layout, members)?;
+        if let Some(resume) = resume {
+            volume.members.check_member(resume.member)?;
+            let total = volume.layout.stripes();
+            let usable =
+                volume
+                    .members
+                    .health
+                    .resume_rebuild(resume.member, resume.cursor, total, survives);
+            if !usable {
+                return Err(VolumeError::ArrayFailed {
+                    failed: volume.members.health.failed().to_vec(),
+                });
+            }
+        }
         let (intent, dirty) = Intent::open(intent_store, volume.layout.capacity())?;
         let missing = volume.members.health.failed().first().copied();
         if let (Some(missing), false, false) = (missing, dirty.is_empty(), force) {

@@ -1,0 +1,479 @@
+//! [`Array`]: creation, assembly, status, close and the data path.
+
+use crate::engine::{member_disks, Engine, Layout, LayoutError, LevelVolume};
+use crate::error::ArrayError;
+use crate::member::{
+    create_member_file, intent_path, member_path, DirLock, MemberStore, SuperblockFile,
+};
+use crate::superblock::{
+    level_uses_chunk, MemberRole, Superblock, MAX_DISK_NAME_BYTES, MAX_MEMBERS,
+};
+use crate::{ArraySpec, ArrayStatus, AssemblyReport, ResumedRebuild};
+use spinstack_sim::units::{Lbn, Sectors};
+use spinstack_store::intent::record_sectors;
+use spinstack_store::{BlockStore, FileStore, StoreError};
+use spinstack_volume::bytes::{ArrayState, DabConfig, ResumeRebuild, VolumeError};
+use spinstack_volume::config::{Level, TrackUnits};
+use std::path::{Path, PathBuf};
+
+/// The chunk of raid0 / raid10 / raid5 when the spec gives none: 64 KiB.
+pub const DEFAULT_CHUNK: Sectors = Sectors(128);
+
+/// An assembled array (see the crate docs). `Send`; one process at a time.
+pub struct Array {
+    pub(crate) dir: PathBuf,
+    pub(crate) spec: ArraySpec,
+    pub(crate) volume_id: [u8; 16],
+    pub(crate) generation: u64,
+    pub(crate) roles_generation: u64,
+    pub(crate) roles: Vec<MemberRole>,
+    pub(crate) rebuild_cursor: u64,
+    /// Superblock handles of the members not failed (`None` once failed).
+    pub(crate) superblocks: Vec<Option<SuperblockFile>>,
+    pub(crate) engine: Engine,
+    pub(crate) layout_survives: Layout,
+    _lock: DirLock,
+}
+
+fn bad_spec(dir: &Path, problem: impl Into<String>) -> ArrayError {
+    ArrayError::BadSpec {
+        dir: dir.to_path_buf(),
+        problem: problem.into(),
+    }
+}
+
+/// Checks a spec and fills its defaults (chunk).
+fn checked_spec(dir: &Path, spec: &ArraySpec) -> Result<ArraySpec, ArrayError> {
+    let mut spec = spec.clone();
+    let level = spec.level;
+    if spec.members > MAX_MEMBERS || (spec.members as usize) < level.minimum_members() {
+        return Err(bad_spec(
+            dir,
+            format!(
+                "a {} needs {} ..= {MAX_MEMBERS} members, got {}",
+                level.name(),
+                level.minimum_members(),
+                spec.members
+            ),
+        ));
+    }
+    if level == Level::Single && spec.members != 1 {
+        return Err(bad_spec(dir, "a single volume has exactly one member"));
+    }
+    if spec.member_size.0 == 0 {
+        return Err(bad_spec(dir, "member size must be at least one sector"));
+    }
+    spec.chunk = if level_uses_chunk(level) {
+        Some(spec.chunk.unwrap_or(DEFAULT_CHUNK))
+    } else {
+        None
+    };
+    if spec.chunk.is_some_and(|c| c.0 == 0 || c > spec.member_size) {
+        return Err(bad_spec(
+            dir,
+            "chunk must be at least one sector and at most the member size",
+        ));
+    }
+    if spec.disks.len() > 1 && spec.disks.len() != spec.members as usize {
+        return Err(bad_spec(
+            dir,
+            format!(
+                "{} disks for {} members: give none, one, or one per member",
+                spec.disks.len(),
+                spec.members
+            ),
+        ));
+    }
+    if spec.disks.iter().any(|d| d.is_empty() || d.contains('\n'))
+        || spec.disks.join("\n").len() > MAX_DISK_NAME_BYTES
+    {
+        return Err(bad_spec(
+            dir,
+            "disk names must be non-empty single lines, 2048 bytes in all",
+        ));
+    }
+    for name in member_disks(&spec) {
+        spinstack_disk::catalog::resolve(&name).map_err(|e| ArrayError::Disk {
+            dir: dir.to_path_buf(),
+            name: name.clone(),
+            problem: e.to_string(),
+        })?;
+    }
+    spec.track_units = match level {
+        Level::Raid5TrackAligned => Some(spec.track_units.unwrap_or(TrackUnits::WholeTrack)),
+        _ => None,
+    };
+    if let Some(buffer) = spec.buffer {
+        if buffer.blocks == 0 || buffer.block.0 == 0 {
+            return Err(bad_spec(
+                dir,
+                "a buffer needs at least one block of at least one sector",
+            ));
+        }
+    }
+    Ok(spec)
+}
+
+fn layout_error(dir: &Path, error: LayoutError) -> ArrayError {
+    match error {
+        LayoutError::Disk { name, problem } => ArrayError::Disk {
+            dir: dir.to_path_buf(),
+            name,
+            problem,
+        },
+        LayoutError::Map(problem) => bad_spec(dir, problem),
+    }
+}
+
+fn dab_config(spec: &ArraySpec) -> Option<DabConfig> {
+    spec.buffer.map(|b| DabConfig {
+        blocks: b.blocks as usize,
+        block_sectors: b.block,
+        policy: b.policy,
+    })
+}
+
+/// A random volume id from the operating system.
+fn random_volume_id() -> Result<[u8; 16], ArrayError> {
+    use std::io::Read;
+    let mut id = [0u8; 16];
+    std::fs::File::open("/dev/urandom")
+        .and_then(|mut f| f.read_exact(&mut id))
+        .map_err(|source| ArrayError::Io {
+            path: PathBuf::from("/dev/urandom"),
+            source,
+        })?;
+    Ok(id)
+}
+
+/// Member files present in `dir`, by index (names `member-K.img`).
+pub(crate) fn member_files(dir: &Path) -> Result<Vec<(u32, PathBuf)>, ArrayError> {
+    let mut found = Vec::new();
+    for entry in std::fs::read_dir(dir).map_err(ArrayError::io(dir))? {
+        let entry = entry.map_err(ArrayError::io(dir))?;
+        let name = entry.file_name();
+        let Some(name) = name.to_str() else { continue };
+        let index = name
+            .strip_prefix("member-")
+            .and_then(|r| r.strip_suffix(".img"));
+        if let Some(index) = index.and_then(|i| i.parse::<u32>().ok()) {
+            found.push((index, entry.path()));
+        }
+    }
+    found.sort();
+    Ok(found)
+}
+
+fn volume_error(dir: &Path) -> impl Fn(VolumeError) -> ArrayError + '_ {
+    move |source| ArrayError::Volume {
+        dir: dir.to_path_buf(),
+        source,
+    }
+}
+
+impl Array {
+    /// Creates a new array in `dir` (created if absent) with a random volume id.
+    pub fn create(dir: &Path, spec: &ArraySpec) -> Result<Array, ArrayError> {
+        Array::create_with_id(dir, spec, random_volume_id()?)
+    }
+
+    /// [`Array::create`] with a given volume id (tests, reproducible runs).
+    pub fn create_with_id(
+        dir: &Path,
+        spec: &ArraySpec,
+        volume_id: [u8; 16],
+    ) -> Result<Array, ArrayError> {
+        let spec = checked_spec(dir, spec)?;
+        std::fs::create_dir_all(dir).map_err(ArrayError::io(dir))?;
+        let lock = DirLock::take(dir)?;
+        let existing = member_files(dir)?
+            .into_iter()
+            .map(|(_, p)| p)
+            .chain(Some(intent_path(dir)).filter(|p| p.exists()))
+            .next();
+        if let Some(file) = existing {
+            return Err(ArrayError::AlreadyExists {
+                dir: dir.to_path_buf(),
+                file,
+            });
+        }
+        let layout = Layout::build(&spec).map_err(|e| layout_error(dir, e))?;
+        let layout_survives = Layout::build(&spec).map_err(|e| layout_error(dir, e))?;
+        // Member files first (no valid superblock yet: a crash here leaves files that
+        // `open` refuses and `create` will not overwrite), then the record, then the
+        // superblocks that make it an array.
+        let mut stores = Vec::new();
+        let mut superblocks = Vec::new();
+        for member in 0..spec.members {
+            let path = member_path(dir, member);
+            let file = create_member_file(&path, spec.member_size)?;
+            superblocks.push(Some(SuperblockFile::open(&path)?));
+            let data = Sectors(crate::superblock::DATA_OFFSET_SECTORS);
+            let store = MemberStore::new(file, data, spec.member_size)
+                .map_err(|source| ArrayError::Store { path, source })?;
+            stores.push(store);
+        }
+        let intent = create_intent(dir, &spec)?;
+        let volume = LevelVolume::create(layout, stores, intent).map_err(volume_error(dir))?;
+        let engine = Engine::new(volume, dab_config(&spec)).map_err(volume_error(dir))?;
+        let mut array = Array {
+            dir: dir.to_path_buf(),
+            volume_id,
+            generation: 0,
+            roles_generation: 1,
+            roles: vec![MemberRole::Active; spec.members as usize],
+            rebuild_cursor: 0,
+            superblocks,
+            engine,
+            layout_survives,
+            spec,
+            _lock: lock,
+        };
+        array.persist(false, true)?;
+        Ok(array)
+    }
+
+    pub fn spec(&self) -> &ArraySpec {
+        &self.spec
+    }
+
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    pub fn capacity(&self) -> Sectors {
+        self.engine.capacity()
+    }
+
+    /// Each member's role, as recorded.
+    pub fn roles(&self) -> &[MemberRole] {
+        &self.roles
+    }
+
+    pub fn status(&self) -> ArrayStatus {
+        let status = self.engine.volume().status();
+        let (state, rebuilding) = match &status.state {
+            ArrayState::Healthy => ("healthy", None),
+            ArrayState::Degraded { .. } => ("degraded", None),
+            ArrayState::Rebuilding { member, .. } => ("rebuilding", Some(member.0)),
+            ArrayState::Failed { .. } => ("failed", None),
+        };
+        ArrayStatus {
+            state,
+            failed: status.failed.iter().map(|m| m.0).collect(),
+            rebuilding,
+            rebuild_progress: status.rebuild_progress,
+            level: self.spec.level,
+            members: self.spec.members,
+            capacity_bytes: self.capacity().bytes(),
+            generation: self.generation,
+            volume_id: self.volume_id.iter().map(|b| format!("{b:02x}")).collect(),
+        }
+    }
+
+    /// Flushes everything (the buffer, the members), clears the write-intent record
+    /// and marks every superblock clean.
+    pub fn close(mut self) -> Result<(), ArrayError> {
+        self.engine.flush().map_err(|source| ArrayError::DataPath {
+            dir: self.dir.clone(),
+            source,
+        })?;
+        let dir = self.dir.clone();
+        self.engine
+            .volume_mut()
+            .flush_and_clean()
+            .map_err(volume_error(&dir))?;
+        let roles_changed = self.sync_roles();
+        self.persist(true, roles_changed)
+    }
+
+    /// The superblock of member `index` at the current generation.
+    pub(crate) fn superblock(&self, index: u32, clean: bool) -> Superblock {
+        Superblock {
+            volume_id: self.volume_id,
+            generation: self.generation,
+            roles_generation: self.roles_generation,
+            level: self.spec.level,
+            track_units: self.spec.track_units,
+            buffer: self.spec.buffer,
+            clean,
+            members: self.spec.members,
+            index,
+            member_size: self.spec.member_size,
+            chunk: self.spec.chunk,
+            rebuild_cursor: self.rebuild_cursor,
+            copies: if self.spec.level == Level::Raid10 {
+                2
+            } else {
+                0
+            },
+            disks: self.spec.disks.clone(),
+            roles: self.roles.clone(),
+        }
+    }
+
+    /// Generation + 1, written to every member not failed.
+    pub(crate) fn persist(&mut self, clean: bool, roles_changed: bool) -> Result<(), ArrayError> {
+        self.generation += 1;
+        if roles_changed {
+            self.roles_generation = self.generation;
+        }
+        for index in 0..self.spec.members {
+            if self.roles[index as usize] == MemberRole::Failed {
+                self.superblocks[index as usize] = None;
+            }
+            if let Some(file) = &self.superblocks[index as usize] {
+                file.write(&self.superblock(index, clean))?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Brings the role table in line with the volume's health (a member may have
+    /// failed on the data path); returns whether it changed.
+    pub(crate) fn sync_roles(&mut self) -> bool {
+        let status = self.engine.volume().status();
+        let mut roles = vec![MemberRole::Active; self.roles.len()];
+        for m in &status.failed {
+            roles[m.index()] = MemberRole::Failed;
+        }
+        if let ArrayState::Rebuilding { member, .. } = status.state {
+            roles[member.index()] = MemberRole::Rebuilding;
+        }
+        if let ArrayState::Failed { failed } = &status.state {
+            for m in failed {
+                roles[m.index()] = MemberRole::Failed;
+            }
+        }
+        let changed = roles != self.roles;
+        self.roles = roles;
+        changed
+    }
+
+    /// Assembles the array in `dir` (see the crate docs), takes its lock and marks it
+    /// in use (dirty).
+    pub fn open(dir: &Path) -> Result<(Array, AssemblyReport), ArrayError> {
+        let lock = DirLock::take(dir)?;
+        crate::maintenance::assemble(dir, lock)
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn assembled(
+        dir: &Path,
+        spec: ArraySpec,
+        newest: &Superblock,
+        roles: Vec<MemberRole>,
+        superblocks: Vec<Option<SuperblockFile>>,
+        engine: Engine,
+        layout_survives: Layout,
+        lock: DirLock,
+    ) -> Array {
+        Array {
+            dir: dir.to_path_buf(),
+            spec,
+            volume_id: newest.volume_id,
+            generation: newest.generation,
+            roles_generation: newest.roles_generation,
+            roles,
+            rebuild_cursor: newest.rebuild_cursor,
+            superblocks,
+            engine,
+            layout_survives,
+            _lock: lock,
+        }
+    }
+
+    /// Opens the level's volume over the members that are usable (`stores`).
+    pub(crate) fn assemble_volume(
+        dir: &Path,
+        spec: &ArraySpec,
+        stores: Vec<Option<MemberStore>>,
+        resume: Option<ResumeRebuild>,
+        report: &mut AssemblyReport,
+    ) -> Result<Engine, ArrayError> {
+        let layout = Layout::build(spec).map_err(|e| layout_error(dir, e))?;
+        let intent = match spec.level {
+            Level::Single | Level::Raid0 => None,
+            _ => {
+                let path = intent_path(dir);
+                if !path.exists() {
+                    return Err(ArrayError::NotAnArray {
+                        dir: dir.to_path_buf(),
+                        file: path,
+                    });
+                }
+                let file = FileStore::open(&path).map_err(|source| ArrayError::Store {
+                    path: path.clone(),
+                    source,
+                })?;
+                let capacity = file.capacity();
+                Some(
+                    MemberStore::new(file, Sectors(0), capacity)
+                        .map_err(|source| ArrayError::Store { path, source })?,
+                )
+            }
+        };
+        let (volume, recovery) = LevelVolume::assemble(layout, stores, intent, resume).map_err(
+            |source| match source {
+                VolumeError::Intent(_) | VolumeError::IntentMismatch { .. } => {
+                    ArrayError::Mismatch {
+                        file: intent_path(dir),
+                        problem: source.to_string(),
+                    }
+                }
+                source => ArrayError::Volume {
+                    dir: dir.to_path_buf(),
+                    source,
+                },
+            },
+        )?;
+        report.dirty_regions = recovery.dirty_regions.len() as u64;
+        report.units_resynced = recovery.units_resynced;
+        report.unverified_stripes = recovery.unverified_stripes;
+        report.resumed_rebuild = resume.map(|r| ResumedRebuild {
+            member: r.member.0,
+            cursor: r.cursor,
+        });
+        Engine::new(volume, dab_config(spec)).map_err(volume_error(dir))
+    }
+}
+
+/// A new, clean write-intent file large enough for any region size this crate
+/// picks (at least one sector per region).
+fn create_intent(dir: &Path, spec: &ArraySpec) -> Result<MemberStore, ArrayError> {
+    let path = intent_path(dir);
+    let volume_sectors = spec.member_size.0.saturating_mul(u64::from(spec.members));
+    let sectors = record_sectors(volume_sectors).unwrap_or(Sectors(1));
+    let file = FileStore::create(&path, sectors).map_err(|source| ArrayError::Store {
+        path: path.clone(),
+        source,
+    })?;
+    MemberStore::new(file, Sectors(0), sectors).map_err(|source| ArrayError::Store { path, source })
+}
+
+impl BlockStore for Array {
+    fn capacity(&self) -> Sectors {
+        self.engine.capacity()
+    }
+    fn read(&mut self, lbn: Lbn, buf: &mut [u8]) -> Result<(), StoreError> {
+        self.engine.read(lbn, buf)
+    }
+    fn write(&mut self, lbn: Lbn, buf: &[u8]) -> Result<(), StoreError> {
+        self.engine.write(lbn, buf)
+    }
+    /// Flushes, and records any member the data path found failed.
+    fn flush(&mut self) -> Result<(), StoreError> {
+        self.engine.flush()?;
+        if self.sync_roles() {
+            self.persist(false, true).map_err(|error| StoreError::Io {
+                operation: "record a member failure in",
+                path: self.dir.clone(),
+                source: std::io::Error::other(error.to_string()),
+            })?;
+        }
+        Ok(())
+    }
+    fn trim(&mut self, lbn: Lbn, sectors: Sectors) -> Result<(), StoreError> {
+        self.engine.trim(lbn, sectors)
+    }
+}

@@ -1,0 +1,74 @@
+//! [`ArrayError`]: every way creating, assembling or maintaining an array can fail,
+//! each naming the directory or member file and the problem.
+
+use crate::superblock::SuperblockError;
+use spinstack_store::StoreError;
+use spinstack_volume::bytes::VolumeError;
+use std::path::PathBuf;
+
+#[derive(Debug, thiserror::Error)]
+pub enum ArrayError {
+    #[error("{}: {problem}", dir.display())]
+    BadSpec { dir: PathBuf, problem: String },
+    #[error("{}: already holds an array ({} exists); refusing to overwrite it", dir.display(), file.display())]
+    AlreadyExists { dir: PathBuf, file: PathBuf },
+    #[error("{}: no array here ({} is missing)", dir.display(), file.display())]
+    NotAnArray { dir: PathBuf, file: PathBuf },
+    #[error("{}: the array is in use (locked; served by pid {pid}?)", dir.display())]
+    Locked { dir: PathBuf, pid: String },
+    #[error("{}: {source}", path.display())]
+    Io {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("{}: {source}", path.display())]
+    Store { path: PathBuf, source: StoreError },
+    #[error("{}: unreadable superblock (slot 0: {slot0}; slot 1: {slot1})", file.display())]
+    BadSuperblock {
+        file: PathBuf,
+        slot0: SuperblockError,
+        slot1: SuperblockError,
+    },
+    #[error("{}: {problem}", file.display())]
+    Mismatch { file: PathBuf, problem: String },
+    #[error(
+        "{}: cannot assemble: members {lost:?} are missing, stale or failed, more than a {level} survives",
+        dir.display()
+    )]
+    TooManyLost {
+        dir: PathBuf,
+        level: &'static str,
+        lost: Vec<u32>,
+    },
+    #[error("{}: {source}", dir.display())]
+    Volume { dir: PathBuf, source: VolumeError },
+    #[error("{}: data path: {source}", dir.display())]
+    DataPath { dir: PathBuf, source: StoreError },
+    #[error("{}: member {member} does not exist (the array has {members})", dir.display())]
+    NoSuchMember {
+        dir: PathBuf,
+        member: u32,
+        members: u32,
+    },
+    #[error("{}: cannot {operation}: {why}", dir.display())]
+    Refused {
+        dir: PathBuf,
+        operation: &'static str,
+        why: String,
+    },
+    #[error("{}: drive {name:?}: {problem}", dir.display())]
+    Disk {
+        dir: PathBuf,
+        name: String,
+        problem: String,
+    },
+    #[error("{}: control socket: {problem}", socket.display())]
+    Control { socket: PathBuf, problem: String },
+}
+
+impl ArrayError {
+    pub(crate) fn io(path: impl Into<PathBuf>) -> impl FnOnce(std::io::Error) -> ArrayError {
+        let path = path.into();
+        move |source| ArrayError::Io { path, source }
+    }
+}

@@ -1,0 +1,155 @@
+//! # spinstack-array: persistent RAID volumes over member files
+//!
+//! **What it models.** An *array* is a directory `DIR` holding one file per member
+//! (`member-0.img`, `member-1.img`, ...), the write-intent record `intent.img`, the
+//! lock file `lock` and, while a server runs, `control.sock`. Each member file opens
+//! with two superblock slots (like Linux md's superblock: volume id, level, geometry,
+//! member roles, generation, checksum; byte format in [`superblock`]) followed by the
+//! member's data sectors. [`Array`] assembles the files into one
+//! [`BlockStore`](spinstack_store::BlockStore): the optional DMA-aligned buffer over
+//! the level's byte volume (`spinstack_volume::bytes`) over the members' data.
+//!
+//! **Assembly** ([`Array::open`]) reads every member's superblock and refuses, naming
+//! the file: an unreadable superblock (unknown format, bad checksum, bad field),
+//! members of another volume, a file whose recorded index is not its name's, members
+//! disagreeing on the geometry, and more members missing or failed than the level
+//! survives. A member whose generation is behind the newest is *stale* (it missed an
+//! update, possibly a failure record or writes) and is treated as failed, reported
+//! in [`AssemblyReport::stale`]. One exception keeps a crash during a superblock
+//! update from killing the array: members exactly one generation behind are accepted
+//! when treating them as failed would lose the array (an interrupted update is then
+//! the only explanation consistent with a live array); that is reported in
+//! [`AssemblyReport::accepted_behind`].
+//!
+//! **Crash safety.** Every data write of a redundant level is bracketed by the
+//! write-intent record (`intent.img`, format in `spinstack_store::intent`): at `open`
+//! the regions that may have had writes in flight are resynced (parity recomputed,
+//! mirror copies made equal) before anything else, so a scrub finds no mismatch; a
+//! write whose flush returned is on the members. Superblock slots alternate by
+//! generation, so a torn superblock write leaves the previous one readable. Dirty
+//! *and* degraded RAID-5 assembles anyway (md's `start_dirty_degraded`): stripes
+//! whose parity could not be verified are listed in
+//! [`AssemblyReport::unverified_stripes`].
+//!
+//! **Member roles** (state machine in [`superblock::MemberRole`]) live in the role
+//! table of every superblock; `fail_member`, `start_rebuild` and the end of a
+//! rebuild change it (persisted in every member not failed, generation + 1). The
+//! rebuild cursor is persisted at the end of every [`Array::rebuild_step`] (after
+//! the rebuilt member is flushed), so an interrupted rebuild resumes there.
+//!
+//! **Invariants.** No panic on any file contents (the decoder is fuzzed); a refused
+//! request changes nothing; at most one process has an array open (`flock` on
+//! `DIR/lock`).
+//!
+//! **What it does not do.** No concurrent access (`&mut self`), no reshape, no
+//! hot spares, no automatic rebuild. Members failing on the data path by themselves
+//! are recorded at the next flush or maintenance call, not at once.
+
+mod array;
+pub mod control;
+mod engine;
+mod error;
+mod maintenance;
+mod member;
+pub mod superblock;
+
+pub use array::Array;
+pub use engine::{member_disks, DEFAULT_DISK};
+pub use error::ArrayError;
+pub use member::{intent_path, member_path};
+pub use spinstack_volume::config::{BufferSpec, Level, TrackUnits};
+pub use spinstack_volume::dab::WritePolicy;
+
+use serde::Serialize;
+use spinstack_sim::units::Sectors;
+
+/// What an array is made of; recorded in every superblock.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct ArraySpec {
+    pub level: Level,
+    pub members: u32,
+    /// Data sectors per member (the file is 16 sectors longer: the superblocks).
+    pub member_size: Sectors,
+    /// Chunk of raid0 / raid10 / raid5 (default 64 KiB); ignored by other levels.
+    pub chunk: Option<Sectors>,
+    /// Catalog drive names for the timing model and the track maps: none (the
+    /// default drive), one for every member, or one per member.
+    pub disks: Vec<String>,
+    /// A DMA-aligned buffer over the volume.
+    pub buffer: Option<BufferSpec>,
+    /// raid5-track-aligned only (default whole-track).
+    pub track_units: Option<TrackUnits>,
+}
+
+/// What `status()` reports.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct ArrayStatus {
+    /// "healthy", "degraded", "rebuilding" or "failed".
+    pub state: &'static str,
+    /// Members out of service (not the one being rebuilt).
+    pub failed: Vec<u32>,
+    pub rebuilding: Option<u32>,
+    /// In `0..=1` while rebuilding.
+    pub rebuild_progress: Option<f64>,
+    pub level: Level,
+    pub members: u32,
+    pub capacity_bytes: u64,
+    pub generation: u64,
+    /// 32 hex digits.
+    pub volume_id: String,
+}
+
+/// A rebuild found in progress at assembly and resumed.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct ResumedRebuild {
+    pub member: u32,
+    /// Rebuild units already done (stripes for RAID-5, member rows for mirrors).
+    pub cursor: u64,
+}
+
+/// What assembly found and did.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct AssemblyReport {
+    /// Member files absent from the directory.
+    pub missing: Vec<u32>,
+    /// Members behind the newest generation, now treated as failed.
+    pub stale: Vec<u32>,
+    /// Members one generation behind accepted as current (an interrupted update).
+    pub accepted_behind: Vec<u32>,
+    /// Members every superblock already recorded as failed.
+    pub recorded_failed: Vec<u32>,
+    /// Whether the array had been closed cleanly.
+    pub was_clean: bool,
+    /// Write-intent regions found dirty and resynced.
+    pub dirty_regions: u64,
+    /// Stripes (RAID-5) or chunks (mirrors) rewritten by the resync.
+    pub units_resynced: u64,
+    /// Dirty stripes of a degraded RAID-5 whose parity could not be verified.
+    pub unverified_stripes: Vec<u64>,
+    pub resumed_rebuild: Option<ResumedRebuild>,
+}
+
+/// What one `rebuild_step` did.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct RebuildStep {
+    /// True once no rebuild is in progress (finished, or none was running).
+    pub done: bool,
+    /// Rebuild units done by this step.
+    pub units: u64,
+    /// In `0..=1`; 1 when done.
+    pub progress: f64,
+}
+
+/// What a scrub found.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct ScrubReport {
+    /// Stripes (RAID-5) or units (mirrors) whose parity or copies disagreed.
+    pub mismatches: u64,
+    /// Of those, rewritten (with `repair`).
+    pub repaired: u64,
+    pub checked: u64,
+    /// Not comparable: a member holding them is out.
+    pub skipped: u64,
+    /// The first mismatching stripes, ascending (at most 1000).
+    pub mismatched_stripes: Vec<u64>,
+}

@@ -1,0 +1,190 @@
+//! [`MemberStore`]: the data sectors of a member file (after its two superblock
+//! slots) as a [`BlockStore`], plus the superblock I/O on the same file and the
+//! directory's exclusive lock.
+
+use crate::error::ArrayError;
+use crate::superblock::{self, Superblock, DATA_OFFSET_SECTORS, SLOT_BYTES};
+use spinstack_sim::units::{Lbn, Sectors};
+use spinstack_store::store::check_range;
+use spinstack_store::{BlockStore, FileStore, StoreError};
+use std::fs::File;
+use std::io::{Read, Seek, SeekFrom, Write};
+use std::os::unix::fs::FileExt;
+use std::path::{Path, PathBuf};
+
+/// A window of a [`FileStore`]: `capacity` sectors from `offset`. Used for the
+/// member data (offset 16) and the write-intent file (offset 0).
+#[derive(Debug)]
+pub struct MemberStore {
+    file: FileStore,
+    offset: Sectors,
+    capacity: Sectors,
+}
+
+impl MemberStore {
+    pub fn new(file: FileStore, offset: Sectors, capacity: Sectors) -> Result<Self, StoreError> {
+        check_range(file.capacity(), Lbn(offset.0), capacity)?;
+        Ok(MemberStore {
+            file,
+            offset,
+            capacity,
+        })
+    }
+}
+
+impl BlockStore for MemberStore {
+    fn capacity(&self) -> Sectors {
+        self.capacity
+    }
+    fn read(&mut self, lbn: Lbn, buf: &mut [u8]) -> Result<(), StoreError> {
+        spinstack_store::store::check_buffer(self.capacity, lbn, buf.len())?;
+        self.file.read(lbn.offset(self.offset), buf)
+    }
+    fn write(&mut self, lbn: Lbn, buf: &[u8]) -> Result<(), StoreError> {
+        spinstack_store::store::check_buffer(self.capacity, lbn, buf.len())?;
+        self.file.write(lbn.offset(self.offset), buf)
+    }
+    fn flush(&mut self) -> Result<(), StoreError> {
+        self.file.flush()
+    }
+    fn trim(&mut self, lbn: Lbn, sectors: Sectors) -> Result<(), StoreError> {
+        check_range(self.capacity, lbn, sectors)?;
+        self.file.trim(lbn.offset(self.offset), sectors)
+    }
+}
+
+/// `DIR/member-K.img`.
+pub fn member_path(dir: &Path, member: u32) -> PathBuf {
+    dir.join(format!("member-{member}.img"))
+}
+
+/// `DIR/intent.img`: the write-intent record (format: `spinstack_store::intent`).
+pub fn intent_path(dir: &Path) -> PathBuf {
+    dir.join("intent.img")
+}
+
+/// A member file's superblock handle: its own descriptor, so superblocks can be
+/// written whatever the volume does with the data store.
+#[derive(Debug)]
+pub struct SuperblockFile {
+    pub path: PathBuf,
+    file: File,
+}
+
+impl SuperblockFile {
+    pub fn open(path: &Path) -> Result<SuperblockFile, ArrayError> {
+        let file = std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .open(path)
+            .map_err(ArrayError::io(path))?;
+        Ok(SuperblockFile {
+            path: path.to_path_buf(),
+            file,
+        })
+    }
+
+    /// The newest valid superblock, or an error naming the file and both slots.
+    pub fn read(&self) -> Result<Superblock, ArrayError> {
+        let mut head = vec![0u8; 2 * SLOT_BYTES];
+        let mut read = 0;
+        while read < head.len() {
+            match self.file.read_at(&mut head[read..], read as u64) {
+                Ok(0) => break,
+                Ok(n) => read += n,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(source) => return Err(ArrayError::io(&self.path)(source)),
+            }
+        }
+        superblock::newest(&head[..read]).map_err(|(slot0, slot1)| ArrayError::BadSuperblock {
+            file: self.path.clone(),
+            slot0,
+            slot1,
+        })
+    }
+
+    /// Writes `block` into the slot of its generation and makes it durable.
+    pub fn write(&self, block: &Superblock) -> Result<(), ArrayError> {
+        let at = superblock::slot_sector(block.generation) * 512;
+        self.file
+            .write_all_at(&block.encode(), at)
+            .and_then(|()| self.file.sync_data())
+            .map_err(ArrayError::io(&self.path))
+    }
+}
+
+/// Creates a member file: both slots (the second one zeroed: invalid) plus
+/// `member_size` data sectors, sparse.
+pub fn create_member_file(path: &Path, member_size: Sectors) -> Result<FileStore, ArrayError> {
+    let sectors = Sectors(member_size.0 + DATA_OFFSET_SECTORS);
+    FileStore::create(path, sectors).map_err(|source| ArrayError::Store {
+        path: path.to_path_buf(),
+        source,
+    })
+}
+
+/// The data store of an existing member file, checked against the superblock's size.
+pub fn open_member_store(path: &Path, member_size: Sectors) -> Result<MemberStore, ArrayError> {
+    let store_error = |source| ArrayError::Store {
+        path: path.to_path_buf(),
+        source,
+    };
+    let file = FileStore::open(path).map_err(store_error)?;
+    let needed = member_size.0 + DATA_OFFSET_SECTORS;
+    if file.capacity().0 < needed {
+        return Err(ArrayError::Mismatch {
+            file: path.to_path_buf(),
+            problem: format!(
+                "file holds {} sectors but its superblock says {needed} (truncated?)",
+                file.capacity().0
+            ),
+        });
+    }
+    MemberStore::new(file, Sectors(DATA_OFFSET_SECTORS), member_size).map_err(store_error)
+}
+
+/// The exclusive lock on `DIR/lock` (flock), held while an [`crate::Array`] is
+/// open; the file holds the holder's pid for the error message of the next one.
+#[derive(Debug)]
+pub struct DirLock {
+    _file: File,
+}
+
+impl DirLock {
+    pub fn take(dir: &Path) -> Result<DirLock, ArrayError> {
+        use std::os::fd::AsRawFd;
+        let path = dir.join("lock");
+        let mut file = std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .open(&path)
+            .map_err(ArrayError::io(&path))?;
+        // SAFETY: a plain system call on a descriptor `file` keeps open.
+        let locked = unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) };
+        if locked != 0 {
+            let error = std::io::Error::last_os_error();
+            if error.raw_os_error() == Some(libc::EWOULDBLOCK) {
+                let mut pid = String::new();
+                let _ = file.read_to_string(&mut pid);
+                let pid = pid.trim();
+                return Err(ArrayError::Locked {
+                    dir: dir.to_path_buf(),
+                    pid: if pid.is_empty() {
+                        "unknown".into()
+                    } else {
+                        pid.to_string()
+                    },
+                });
+            }
+            return Err(ArrayError::io(&path)(error));
+        }
+        let pid = std::process::id().to_string();
+        file.set_len(0)
+            .and_then(|()| file.seek(SeekFrom::Start(0)))
+            .and_then(|_| file.write_all(pid.as_bytes()))
+            .map_err(ArrayError::io(&path))?;
+        Ok(DirLock { _file: file })
+    }
+}
