@@ -114,7 +114,7 @@ fn checked_spec(dir: &Path, spec: &ArraySpec) -> Result<ArraySpec, ArrayError> {
     Ok(spec)
 }
 
-fn layout_error(dir: &Path, error: LayoutError) -> ArrayError {
+pub(crate) fn layout_error(dir: &Path, error: LayoutError) -> ArrayError {
     match error {
         LayoutError::Disk { name, problem } => ArrayError::Disk {
             dir: dir.to_path_buf(),

@@ -52,7 +52,7 @@ pub fn member_disks(spec: &ArraySpec) -> Vec<String> {
 }
 
 /// A drive's track sizes, the whole tracks that fit in `member_size` (module docs).
-fn truncated_tracks(name: &str, member_size: Sectors) -> Result<Vec<Sectors>, String> {
+pub(crate) fn truncated_tracks(name: &str, member_size: Sectors) -> Result<Vec<Sectors>, String> {
     let spec = spinstack_disk::catalog::resolve(name).map_err(|e| e.to_string())?;
     let layout = spinstack_disk::layout::Layout::new(&spec.layout).map_err(|e| e.to_string())?;
     let map = layout.track_map(&spec.name);

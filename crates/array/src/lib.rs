@@ -52,10 +52,12 @@ mod error;
 mod maintenance;
 mod member;
 pub mod superblock;
+pub mod tracks;
 
 pub use array::Array;
 pub use engine::{member_disks, DEFAULT_DISK};
 pub use error::ArrayError;
+pub use maintenance::read_spec;
 pub use member::{intent_path, member_path};
 pub use spinstack_volume::config::{BufferSpec, Level, TrackUnits};
 pub use spinstack_volume::dab::WritePolicy;

@@ -39,6 +39,21 @@ fn spec_of(block: &Superblock) -> ArraySpec {
     }
 }
 
+/// The spec of the array in `dir`, from its newest superblock, without assembling it
+/// or taking its lock (so it works while the array is served).
+pub fn read_spec(dir: &Path) -> Result<ArraySpec, ArrayError> {
+    let members = read_members(dir)?;
+    let newest = members
+        .iter()
+        .map(|m| &m.2)
+        .max_by_key(|block| block.generation)
+        .ok_or_else(|| ArrayError::NotAnArray {
+            dir: dir.to_path_buf(),
+            file: member_path(dir, 0),
+        })?;
+    Ok(spec_of(newest))
+}
+
 /// Reads and cross-checks every member file's superblock.
 fn read_members(dir: &Path) -> Result<Vec<(u32, SuperblockFile, Superblock)>, ArrayError> {
     let mut members = Vec::new();

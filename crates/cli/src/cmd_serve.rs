@@ -49,13 +49,11 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     let signals = block_termination_signals()?;
     let (array, report) =
         Array::open(&args.dir).with_context(|| format!("opening {}", args.dir.display()))?;
-    for line in report.lines() {
-        eprintln!("serve: {line}");
-    }
+    crate::cmd_volume::print_assembly_notes(&report);
     let pacer = match args.timing {
         Timing::None => None,
         Timing::Model => {
-            let volume = spinstack_serve::array_glue::model_volume(array.spec())?;
+            let volume = spinstack_serve::model::model_volume(array.spec(), array.capacity().0)?;
             Some(Pacer::start(volume)?)
         }
     };
@@ -101,9 +99,10 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     eprintln!("serve: signal {signal}: flushing and stopping");
     server.stop();
     drop(control);
-    backend
-        .with_store(|array| array.mark_clean())
-        .context("flushing the volume at shutdown")?;
+    let array = backend
+        .shut_down()
+        .context("the volume was already taken out")?;
+    array.close().context("closing the volume cleanly")?;
     Ok(())
 }
 

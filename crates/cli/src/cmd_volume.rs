@@ -65,6 +65,18 @@ enum VolumeCommand {
         #[arg(long)]
         member: u32,
     },
+    /// The bad-block list for `mke2fs -l`: the file-system blocks that straddle a
+    /// boundary of the volume's logical track map (single drive or track-aligned
+    /// RAID-5). Works on a served volume (reads the superblocks only).
+    Badblocks {
+        dir: PathBuf,
+        /// File-system block size in bytes.
+        #[arg(long, default_value_t = 4096)]
+        block_size: u64,
+        /// Write the list here instead of standard output.
+        #[arg(long)]
+        out: Option<PathBuf>,
+    },
     /// Compare parity or copies; with --repair, rewrite what disagrees.
     Scrub {
         dir: PathBuf,
@@ -197,6 +209,22 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             );
             Ok(())
         }
+        VolumeCommand::Badblocks {
+            dir,
+            block_size,
+            out,
+        } => {
+            let spec = spinstack_array::read_spec(&dir)?;
+            let map = spinstack_array::tracks::logical_track_map(&dir, &spec)?;
+            let list = spinstack_extract::export::bad_blocks_list(&map, block_size)
+                .map_err(|problem| anyhow::anyhow!("--block-size {block_size}: {problem}"))?;
+            match out {
+                Some(path) => std::fs::write(&path, &list)
+                    .with_context(|| format!("writing {}", path.display()))?,
+                None => print!("{list}"),
+            }
+            Ok(())
+        }
         VolumeCommand::Scrub { dir, repair, json } => {
             let value = served_or_at_rest(&dir, &ControlRequest::Scrub { repair }, |array| {
                 Ok(serde_json::to_value(array.scrub(repair)?)?)
@@ -228,7 +256,7 @@ fn served_or_at_rest(
     value
 }
 
-fn print_assembly_notes(report: &AssemblyReport) {
+pub(crate) fn print_assembly_notes(report: &AssemblyReport) {
     let lists = [
         ("missing members", &report.missing),
         ("stale members (treated as failed)", &report.stale),

@@ -6,6 +6,7 @@ mod cmd_disks;
 mod cmd_extract;
 mod cmd_report;
 mod cmd_reproduce;
+mod cmd_serve;
 mod cmd_simulate;
 mod cmd_validate;
 mod cmd_volume;
@@ -34,6 +35,8 @@ enum Command {
     Report(cmd_report::Args),
     /// Create and maintain persistent arrays of member files (status, fail, rebuild, scrub).
     Volume(cmd_volume::Args),
+    /// Serve a persistent volume over NBD (fio, qemu-img, nbdcopy, nbdfuse use it).
+    Serve(cmd_serve::Args),
 }
 
 fn main() {
@@ -46,6 +49,7 @@ fn main() {
         Command::Reproduce(args) => cmd_reproduce::run(args),
         Command::Report(args) => cmd_report::run(args),
         Command::Volume(args) => cmd_volume::run(args),
+        Command::Serve(args) => cmd_serve::run(args),
     };
     if let Err(error) = result {
         eprintln!("spinstack: error: {error:#}");

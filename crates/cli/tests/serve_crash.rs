@@ -30,7 +30,9 @@ fn sector(block: u64, version: u64, index: usize) -> [u8; 512] {
 }
 
 fn block_data(block: u64, version: u64) -> Vec<u8> {
-    (0..BLOCK_BYTES / 512).flat_map(|i| sector(block, version, i)).collect()
+    (0..BLOCK_BYTES / 512)
+        .flat_map(|i| sector(block, version, i))
+        .collect()
 }
 
 /// What each checked block may hold: `floor` (the last version durable by a completed
@@ -55,20 +57,31 @@ impl SplitMix {
 
 /// Writes random checked blocks with a flush every eighth write until the server
 /// dies; returns the expectations.
-fn checker(socket: std::path::PathBuf, mut expect: Vec<Expect>, seed: u64, next_version: u64, stop: Arc<AtomicBool>) -> (Vec<Expect>, u64) {
+fn checker(
+    socket: std::path::PathBuf,
+    mut expect: Vec<Expect>,
+    seed: u64,
+    next_version: u64,
+    stop: Arc<AtomicBool>,
+) -> (Vec<Expect>, u64) {
     let mut rng = SplitMix(seed);
     let mut version = next_version;
-    let Ok(mut client) = NbdClient::connect(&socket) else { return (expect, version) };
+    let Ok(mut client) = NbdClient::connect(&socket) else {
+        return (expect, version);
+    };
     let mut written = 0u64;
     while !stop.load(Ordering::SeqCst) {
         let block = rng.next() % CHECKED_BLOCKS;
         version += 1;
         expect[block as usize].since.push(version);
-        if client.write(block * BLOCK_BYTES as u64, &block_data(block, version)).is_err() {
+        if client
+            .write(block * BLOCK_BYTES as u64, &block_data(block, version))
+            .is_err()
+        {
             break;
         }
         written += 1;
-        if written % 8 == 0 {
+        if written & 7 == 0 {
             if client.flush().is_err() {
                 break;
             }
@@ -89,7 +102,9 @@ fn verify(socket: &std::path::Path, expect: &[Expect], seed: u64, round: u32) ->
     let mut client = NbdClient::connect(socket).unwrap();
     let mut next = Vec::with_capacity(expect.len());
     for (block, entry) in expect.iter().enumerate() {
-        let data = client.read(block as u64 * BLOCK_BYTES as u64, BLOCK_BYTES as u32).unwrap();
+        let data = client
+            .read(block as u64 * BLOCK_BYTES as u64, BLOCK_BYTES as u32)
+            .unwrap();
         let mut seen = None;
         for (index, bytes) in data.chunks_exact(512).enumerate() {
             let version = if bytes.iter().all(|&b| b == 0) {
@@ -97,8 +112,12 @@ fn verify(socket: &std::path::Path, expect: &[Expect], seed: u64, round: u32) ->
             } else {
                 Some(u64::from_le_bytes(bytes[8..16].try_into().unwrap()))
             };
-            let allowed = version == entry.floor || version.is_some_and(|v| entry.since.contains(&v));
-            let intact = version.map_or(true, |v| bytes == sector(block as u64, v, index));
+            let allowed =
+                version == entry.floor || version.is_some_and(|v| entry.since.contains(&v));
+            let intact = match version {
+                None => true,
+                Some(v) => bytes == sector(block as u64, v, index),
+            };
             assert!(
                 allowed && intact,
                 "seed {seed} round {round}: block {block} sector {index} holds version {version:?} \
@@ -107,10 +126,17 @@ fn verify(socket: &std::path::Path, expect: &[Expect], seed: u64, round: u32) ->
             );
             // Sectors of one block may differ after a crash (a write is not atomic);
             // the block's new floor is only known when they agree.
-            seen = if index == 0 || seen == Some(version) { Some(version) } else { None };
+            seen = if index == 0 || seen == Some(version) {
+                Some(version)
+            } else {
+                None
+            };
         }
         next.push(match seen {
-            Some(version) => Expect { floor: version, since: Vec::new() },
+            Some(version) => Expect {
+                floor: version,
+                since: Vec::new(),
+            },
             None => entry.clone(),
         });
     }
@@ -122,10 +148,25 @@ fn killed_server_loses_no_flushed_write_and_leaves_no_bad_parity() {
     if !have("fio") {
         return;
     }
-    let seed: u64 = std::env::var("SPINSTACK_SEED").ok().and_then(|s| s.parse().ok()).unwrap_or(20261124);
+    let seed: u64 = std::env::var("SPINSTACK_SEED")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(20261124);
     eprintln!("crash test seed {seed} (SPINSTACK_SEED to replay)");
     let dir = scratch("serve-crash");
-    let volume = create(&dir, &["--level", "raid5", "--members", "4", "--member-size", "16MiB", "--chunk", "64KiB"]);
+    let volume = create(
+        &dir,
+        &[
+            "--level",
+            "raid5",
+            "--members",
+            "4",
+            "--member-size",
+            "16MiB",
+            "--chunk",
+            "64KiB",
+        ],
+    );
     let path = volume.to_str().unwrap().to_string();
     let socket = dir.join("nbd.sock");
     let mut rng = SplitMix(seed);
@@ -133,10 +174,18 @@ fn killed_server_loses_no_flushed_write_and_leaves_no_bad_parity() {
     let mut version = 0u64;
     for round in 0..ROUNDS {
         let server = Server::start(&volume, &socket, &[]);
-        let mut load = fio(&server.uri(), &[
-            "--rw=randwrite", "--bs=4k", "--iodepth=16", "--offset=8m", "--size=40m",
-            "--time_based", "--runtime=30",
-        ])
+        let mut load = fio(
+            &server.uri(),
+            &[
+                "--rw=randwrite",
+                "--bs=4k",
+                "--iodepth=16",
+                "--offset=8m",
+                "--size=40m",
+                "--time_based",
+                "--runtime=30",
+            ],
+        )
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .spawn()
@@ -156,12 +205,18 @@ fn killed_server_loses_no_flushed_write_and_leaves_no_bad_parity() {
 
         let server = Server::start(&volume, &socket, &[]);
         let report = volume_json(&["scrub", &path]);
-        assert_eq!(report["mismatches"], 0, "seed {seed} round {round}: {report}");
+        assert_eq!(
+            report["mismatches"], 0,
+            "seed {seed} round {round}: {report}"
+        );
         expect = verify(&socket, &expect, seed, round);
         server.stop();
     }
     let flushed = expect.iter().filter(|e| e.floor.is_some()).count();
-    assert!(flushed > 100, "the checker wrote too little to mean anything: {flushed} blocks");
+    assert!(
+        flushed > 100,
+        "the checker wrote too little to mean anything: {flushed} blocks"
+    );
     let _ = Command::new("true").status();
     let _ = std::fs::remove_dir_all(&dir);
 }

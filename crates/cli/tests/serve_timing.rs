@@ -13,12 +13,20 @@ fn fio_mean_latency_ms(uri: &str, size_bytes: u64, ios: u32) -> f64 {
     let text = run(&mut fio(
         uri,
         &[
-            "--rw=randread", "--bs=4k", "--iodepth=1", &format!("--size={size_bytes}"),
-            &format!("--number_ios={ios}"), "--randseed=7", "--output-format=json",
+            "--rw=randread",
+            "--bs=4k",
+            "--iodepth=1",
+            &format!("--size={size_bytes}"),
+            &format!("--number_ios={ios}"),
+            "--randseed=7",
+            "--output-format=json",
         ],
     ));
     let report = json(&text[text.find('{').expect("fio JSON")..]);
-    report["jobs"][0]["read"]["lat_ns"]["mean"].as_f64().expect("mean latency") / 1e6
+    report["jobs"][0]["read"]["lat_ns"]["mean"]
+        .as_f64()
+        .expect("mean latency")
+        / 1e6
 }
 
 #[test]
@@ -29,12 +37,32 @@ fn model_paced_latency_matches_the_simulator() {
     let dir = scratch("serve-timing");
     // Whole 4 KiB blocks of the drive: fio's requests stay inside the model's capacity.
     let size_bytes = ATLAS10K_SECTORS / 8 * 4096;
-    let volume = create(&dir, &[
-        "--level", "single", "--members", "1", "--member-size", &size_bytes.to_string(), "--disk", "atlas10k",
-    ]);
+    let volume = create(
+        &dir,
+        &[
+            "--level",
+            "single",
+            "--members",
+            "1",
+            "--member-size",
+            &size_bytes.to_string(),
+            "--disk",
+            "atlas10k",
+        ],
+    );
     let simulated = json(&run(spinstack().args([
-        "simulate", "--disk", "atlas10k", "--pattern", "random", "--size-kib", "4", "--count", "4000",
-        "--queue-depth", "1", "--json",
+        "simulate",
+        "--disk",
+        "atlas10k",
+        "--pattern",
+        "random",
+        "--size-kib",
+        "4",
+        "--count",
+        "4000",
+        "--queue-depth",
+        "1",
+        "--json",
     ])));
     let simulated_ms = simulated["response"]["mean_ms"].as_f64().unwrap();
 
@@ -46,12 +74,24 @@ fn model_paced_latency_matches_the_simulator() {
     let unpaced_ms = fio_mean_latency_ms(&server.uri(), size_bytes, 400);
     server.stop();
 
-    eprintln!("simulate {simulated_ms:.3} ms, fio paced {paced_ms:.3} ms, fio unpaced {unpaced_ms:.3} ms");
+    eprintln!(
+        "simulate {simulated_ms:.3} ms, fio paced {paced_ms:.3} ms, fio unpaced {unpaced_ms:.3} ms"
+    );
     let relative = (paced_ms - simulated_ms).abs() / simulated_ms;
-    assert!(relative < 0.10, "paced {paced_ms:.3} ms vs simulated {simulated_ms:.3} ms ({:.1}% off)", relative * 100.0);
-    assert!(unpaced_ms < simulated_ms / 5.0, "unpaced {unpaced_ms:.3} ms should be far below the model");
+    assert!(
+        relative < 0.10,
+        "paced {paced_ms:.3} ms vs simulated {simulated_ms:.3} ms ({:.1}% off)",
+        relative * 100.0
+    );
+    assert!(
+        unpaced_ms < simulated_ms / 5.0,
+        "unpaced {unpaced_ms:.3} ms should be far below the model"
+    );
     let model = &status["serving"]["model"];
     let utilisation = model["members"][0]["utilisation"].as_f64().unwrap_or(0.0);
-    assert!(utilisation > 0.5, "one request at a time keeps the drive busy most of the time: {status}");
+    assert!(
+        utilisation > 0.5,
+        "one request at a time keeps the drive busy most of the time: {status}"
+    );
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -9,22 +9,42 @@ use std::process::Command;
 
 /// RAID-5 over 5 members of 32 MiB: 128 MiB of data.
 fn raid5(dir: &std::path::Path) -> std::path::PathBuf {
-    create(dir, &["--level", "raid5", "--members", "5", "--member-size", "32MiB", "--chunk", "64KiB"])
+    create(
+        dir,
+        &[
+            "--level",
+            "raid5",
+            "--members",
+            "5",
+            "--member-size",
+            "32MiB",
+            "--chunk",
+            "64KiB",
+        ],
+    )
 }
 
 fn fio_verify(uri: &str, size: &str) {
     run(&mut fio(
         uri,
         &[
-            "--rw=randrw", "--bs=4k", "--iodepth=8", &format!("--size={size}"),
-            "--verify=crc32c", "--do_verify=1", "--verify_fatal=1", "--randrepeat=0",
+            "--rw=randrw",
+            "--bs=4k",
+            "--iodepth=8",
+            &format!("--size={size}"),
+            "--verify=crc32c",
+            "--do_verify=1",
+            "--verify_fatal=1",
+            "--randrepeat=0",
         ],
     ));
 }
 
 fn scrub_mismatches(volume: &std::path::Path) -> u64 {
     let report = volume_json(&["scrub", volume.to_str().unwrap()]);
-    report["mismatches"].as_u64().unwrap_or_else(|| panic!("no mismatches field: {report}"))
+    report["mismatches"]
+        .as_u64()
+        .unwrap_or_else(|| panic!("no mismatches field: {report}"))
 }
 
 /// nbdinfo lists the export; 100 MB of random data copied in and out with nbdcopy is
@@ -37,7 +57,9 @@ fn raid5_with_nbdinfo_nbdcopy_and_qemu_img() {
     let dir = scratch("serve-copy");
     let volume = raid5(&dir);
     let server = Server::start(&volume, &dir.join("nbd.sock"), &[]);
-    let info = json(&run(Command::new("nbdinfo").arg("--json").arg(server.uri())));
+    let info = json(&run(Command::new("nbdinfo")
+        .arg("--json")
+        .arg(server.uri())));
     assert_eq!(info["exports"][0]["export-size"], 128u64 << 20, "{info}");
     let list = run(Command::new("nbdinfo").arg("--list").arg(server.uri()));
     assert!(list.contains("spinstack"), "{list}");
@@ -60,50 +82,111 @@ fn raid5_with_nbdinfo_nbdcopy_and_qemu_img() {
     assert!(back[..data.len()] == data[..], "nbdcopy round trip differs");
 
     let image = dir.join("image.qcow2");
-    run(Command::new("qemu-img").args(["convert", "-f", "raw", "-O", "qcow2"]).arg(server.uri()).arg(&image));
-    run(Command::new("qemu-img").args(["convert", "-n", "-f", "qcow2", "-O", "raw"]).arg(&image).arg(server.uri()));
+    run(Command::new("qemu-img")
+        .args(["convert", "-f", "raw", "-O", "qcow2"])
+        .arg(server.uri())
+        .arg(&image));
+    run(Command::new("qemu-img")
+        .args(["convert", "-n", "-f", "qcow2", "-O", "raw"])
+        .arg(&image)
+        .arg(server.uri()));
     run(Command::new("nbdcopy").arg(server.uri()).arg(&output));
-    assert!(std::fs::read(&output).unwrap()[..data.len()] == data[..], "qemu-img round trip differs");
+    assert!(
+        std::fs::read(&output).unwrap()[..data.len()] == data[..],
+        "qemu-img round trip differs"
+    );
     server.stop();
     assert_eq!(scrub_mismatches(&volume), 0);
     let _ = std::fs::remove_dir_all(&dir);
 }
 
-/// fio random read/write with crc32c verification passes on a healthy RAID-5, after a
-/// member fails while serving (degraded), and while that member is rebuilt online;
-/// status follows healthy → degraded → rebuilding → healthy; scrub finds nothing.
+/// fio random writes with crc32c verification pass on a healthy RAID-5; then one fio
+/// run that verifies as it writes (`verify_backlog`) keeps passing while a member
+/// fails under it (degraded) and is rebuilt online under it (status seen
+/// "rebuilding" while fio runs); status ends healthy and scrub finds nothing.
 #[test]
 fn raid5_fio_verify_healthy_degraded_rebuilding() {
     if !have("fio") {
         return;
     }
     let dir = scratch("serve-fio");
-    let volume = raid5(&dir);
+    // 256 MiB members: a rebuild long enough to be seen under load.
+    let volume = create(
+        &dir,
+        &[
+            "--level",
+            "raid5",
+            "--members",
+            "5",
+            "--member-size",
+            "256MiB",
+        ],
+    );
     let path = volume.to_str().unwrap();
     let server = Server::start(&volume, &dir.join("nbd.sock"), &[]);
     assert_eq!(volume_json(&["status", path])["state"], "healthy");
     fio_verify(&server.uri(), "64m");
 
+    let load = fio(
+        &server.uri(),
+        &[
+            "--rw=randwrite",
+            "--bs=4k",
+            "--iodepth=8",
+            "--size=512m",
+            "--time_based",
+            "--runtime=5",
+            "--verify=crc32c",
+            "--verify_backlog=64",
+            "--verify_fatal=1",
+        ],
+    )
+    .stdout(std::process::Stdio::piped())
+    .stderr(std::process::Stdio::piped())
+    .spawn()
+    .unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(700));
     run(spinstack().args(["volume", "fail", path, "--member", "2"]));
     let status = volume_json(&["status", path]);
     assert_eq!(status["state"], "degraded", "{status}");
     assert_eq!(status["failed"], serde_json::json!([2]), "{status}");
-    fio_verify(&server.uri(), "64m");
-
+    std::thread::sleep(std::time::Duration::from_millis(700));
     run(spinstack().args(["volume", "rebuild", path, "--member", "2"]));
+    let mut states = Vec::new();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(120);
+    loop {
+        let state = volume_json(&["status", path])["state"]
+            .as_str()
+            .unwrap()
+            .to_string();
+        if states.last() != Some(&state) {
+            states.push(state.clone());
+        }
+        if state == "healthy" {
+            break;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "rebuild did not finish: {states:?}"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    let out = load.wait_with_output().unwrap();
+    assert!(
+        out.status.success(),
+        "fio under failure and rebuild: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(
+        states.first().map(String::as_str),
+        Some("rebuilding"),
+        "{states:?}"
+    );
     let status = volume_json(&["status", path]);
     assert!(
-        status["state"] == "rebuilding" || status["state"] == "healthy",
+        status["serving"]["latency"]["requests"].as_u64().unwrap() > 1000,
         "{status}"
     );
-    fio_verify(&server.uri(), "64m");
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(120);
-    while volume_json(&["status", path])["state"] != "healthy" {
-        assert!(std::time::Instant::now() < deadline, "rebuild did not finish");
-        std::thread::sleep(std::time::Duration::from_millis(100));
-    }
-    let status = volume_json(&["status", path]);
-    assert!(status["serving"]["latency"]["requests"].as_u64().unwrap() > 0, "{status}");
     assert_eq!(scrub_mismatches(&volume), 0, "scrub while serving");
     server.stop();
     assert_eq!(scrub_mismatches(&volume), 0, "scrub at rest");

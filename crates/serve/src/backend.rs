@@ -19,7 +19,8 @@ use std::time::Instant;
 
 /// An NBD backend over a store.
 pub struct StoreBackend<S: BlockStore + Send + 'static> {
-    store: Mutex<ByteStore<S>>,
+    /// `None` once the server shut down: later commands are answered `ESHUTDOWN`.
+    store: Mutex<Option<ByteStore<S>>>,
     size_bytes: u64,
     pacer: Option<Pacer>,
     latency: Arc<Mutex<LatencyHistogram>>,
@@ -31,7 +32,7 @@ impl<S: BlockStore + Send + 'static> StoreBackend<S> {
     pub fn new(store: S, pacer: Option<Pacer>) -> StoreBackend<S> {
         let size_bytes = store.capacity().bytes();
         StoreBackend {
-            store: Mutex::new(ByteStore::new(store)),
+            store: Mutex::new(Some(ByteStore::new(store))),
             size_bytes,
             pacer,
             latency: Arc::new(Mutex::new(LatencyHistogram::default())),
@@ -40,13 +41,25 @@ impl<S: BlockStore + Send + 'static> StoreBackend<S> {
     }
 
     /// Runs `action` on the store with every command held off meanwhile (control
-    /// commands: fail a member, a rebuild step, a scrub).
-    pub fn with_store<R>(&self, action: impl FnOnce(&mut S) -> R) -> R {
-        let mut store = self
-            .store
+    /// commands: fail a member, a rebuild step, a scrub); `Err` after shutdown.
+    pub fn with_store<R>(&self, action: impl FnOnce(&mut S) -> R) -> Result<R, ShutDown> {
+        let mut store = self.lock();
+        match store.as_mut() {
+            Some(store) => Ok(action(store.inner_mut())),
+            None => Err(ShutDown),
+        }
+    }
+
+    /// Takes the store out (to close it cleanly); every later command is answered
+    /// `ESHUTDOWN`. `None` if it was already taken.
+    pub fn shut_down(&self) -> Option<S> {
+        self.lock().take().map(ByteStore::into_inner)
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Option<ByteStore<S>>> {
+        self.store
             .lock()
-            .unwrap_or_else(|poison| poison.into_inner());
-        action(store.inner_mut())
+            .unwrap_or_else(|poison| poison.into_inner())
     }
 
     pub fn pacer(&self) -> Option<&Pacer> {
@@ -66,11 +79,45 @@ impl<S: BlockStore + Send + 'static> StoreBackend<S> {
         self.store_errors.load(Ordering::Relaxed)
     }
 
-    fn execute(&self, command: &Command) -> Result<Option<Vec<u8>>, StoreError> {
-        let mut store = self
-            .store
-            .lock()
-            .unwrap_or_else(|poison| poison.into_inner());
+    fn execute(&self, command: &Command) -> Result<Option<Vec<u8>>, Failure> {
+        let mut guard = self.lock();
+        let store = guard.as_mut().ok_or(Failure::ShutDown)?;
+        Ok(run_command(store, command)?)
+    }
+}
+
+/// Why a command failed: the store said no, or the server is shutting down.
+#[derive(Debug)]
+enum Failure {
+    Store(StoreError),
+    ShutDown,
+}
+
+impl From<StoreError> for Failure {
+    fn from(error: StoreError) -> Failure {
+        Failure::Store(error)
+    }
+}
+
+impl std::fmt::Display for Failure {
+    fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Failure::Store(error) => write!(formatter, "{error}"),
+            Failure::ShutDown => write!(formatter, "the server is shutting down"),
+        }
+    }
+}
+
+/// The store was taken out at shutdown.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("the server is shutting down")]
+pub struct ShutDown;
+
+fn run_command<S: BlockStore>(
+    store: &mut ByteStore<S>,
+    command: &Command,
+) -> Result<Option<Vec<u8>>, StoreError> {
+    {
         match *command {
             Command::Read {
                 offset_bytes,
@@ -86,7 +133,7 @@ impl<S: BlockStore + Send + 'static> StoreBackend<S> {
                 force_unit_access,
             } => {
                 store.write(offset_bytes, data)?;
-                flush_if(&mut store, force_unit_access)
+                flush_if(store, force_unit_access)
             }
             Command::Flush => store.flush().map(|()| None),
             Command::Trim {
@@ -95,7 +142,7 @@ impl<S: BlockStore + Send + 'static> StoreBackend<S> {
                 force_unit_access,
             } => {
                 store.trim(offset_bytes, length_bytes as u64)?;
-                flush_if(&mut store, force_unit_access)
+                flush_if(store, force_unit_access)
             }
             Command::WriteZeroes {
                 offset_bytes,
@@ -109,7 +156,7 @@ impl<S: BlockStore + Send + 'static> StoreBackend<S> {
                     ZeroMode::Allocate
                 };
                 store.write_zeroes(offset_bytes, length_bytes as u64, mode)?;
-                flush_if(&mut store, force_unit_access)
+                flush_if(store, force_unit_access)
             }
         }
     }
@@ -125,14 +172,15 @@ fn flush_if<S: BlockStore>(
     Ok(None)
 }
 
-/// The protocol's answer to a store's failure.
-fn command_error(error: &StoreError) -> CommandError {
-    match error {
-        StoreError::Unsupported { .. } => CommandError::NotSupported,
-        StoreError::OutOfRange { .. } | StoreError::ByteRangeOutOfRange { .. } => {
+/// The protocol's answer to a failure.
+fn command_error(failure: &Failure) -> CommandError {
+    match failure {
+        Failure::ShutDown => CommandError::Shutdown,
+        Failure::Store(StoreError::Unsupported { .. }) => CommandError::NotSupported,
+        Failure::Store(StoreError::OutOfRange { .. } | StoreError::ByteRangeOutOfRange { .. }) => {
             CommandError::Invalid
         }
-        _ => CommandError::Io,
+        Failure::Store(_) => CommandError::Io,
     }
 }
 

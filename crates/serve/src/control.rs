@@ -2,17 +2,18 @@
 //! status|fail|rebuild|scrub` reach a volume that is being served through it, since
 //! the serving process holds the array's lock.
 //!
-//! Wire format: the client sends one JSON request per line (the array crate's
-//! `ControlRequest`); the server answers each with one JSON line, `{"ok": VALUE}` or
-//! `{"error": "TEXT"}`. A line longer than [`MAX_REQUEST_BYTES`] or that is not a known
-//! request is answered with an error and the connection closed.
+//! The wire format is the array crate's (`spinstack_array::control`): one JSON
+//! request per line, one JSON response per line. A line longer than
+//! [`MAX_REQUEST_BYTES`] is answered with an error and the connection closed.
 //!
-//! A rebuild runs online: `Rebuild` starts it and returns; a thread then rebuilds a
-//! few stripes at a time under the store lock, so client requests interleave with it.
+//! A rebuild runs online: `Rebuild` starts it and returns; a thread then rebuilds
+//! [`REBUILD_STRIPES_PER_STEP`] stripes at a time under the store lock (each step
+//! also saves the cursor), so client requests interleave with it.
 
 use crate::backend::StoreBackend;
-use serde_json::{json, Value};
-use spinstack_store::BlockStore;
+use serde_json::Value;
+use spinstack_array::control::{parse_request, response_line, ControlRequest, ControlResponse};
+use spinstack_array::Array;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::os::unix::net::{UnixListener, UnixStream};
 use std::path::{Path, PathBuf};
@@ -24,27 +25,8 @@ pub const MAX_REQUEST_BYTES: u64 = 64 * 1024;
 /// Stripes rebuilt per turn of the online rebuild (each turn holds the store lock).
 pub const REBUILD_STRIPES_PER_STEP: u64 = 16;
 
-/// What a served store must answer to control commands.
-pub trait Controlled: BlockStore + Send + 'static {
-    /// The volume's status as JSON (state, failed members, rebuild progress, ...).
-    fn status_json(&self) -> Value;
-    fn fail_member(&mut self, member: u32) -> Result<(), String>;
-    fn start_rebuild(&mut self, member: u32) -> Result<(), String>;
-    /// Rebuilds up to `stripes` more stripes; true when the rebuild is complete.
-    fn rebuild_step(&mut self, stripes: u64) -> Result<bool, String>;
-    fn scrub(&mut self, repair: bool) -> Result<Value, String>;
-    /// Parses one request line into a command (the array crate owns the format).
-    fn parse_request(line: &str) -> Result<Request, String>;
-}
-
-/// A control command.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Request {
-    Status,
-    Fail { member: u32 },
-    Rebuild { member: u32 },
-    Scrub { repair: bool },
-}
+/// Adds the serving side's figures (address, latency, model) to a status answer.
+pub type ExtraStatus = Arc<dyn Fn() -> Value + Send + Sync>;
 
 /// The control server's thread; the socket file is removed when it is dropped.
 pub struct ControlServer {
@@ -53,13 +35,20 @@ pub struct ControlServer {
     thread: Option<std::thread::JoinHandle<()>>,
 }
 
+/// What the connection threads share.
+struct Shared {
+    backend: Arc<StoreBackend<Array>>,
+    extra_status: ExtraStatus,
+    rebuilding: AtomicBool,
+}
+
 impl ControlServer {
-    /// Listens on `path` for commands to `backend`; `extra_status` adds the serving
-    /// side's figures (address, latency, model) to every status answer.
-    pub fn start<S: Controlled>(
+    /// Listens on `path` for commands to the array behind `backend`. A socket file
+    /// nobody listens on (left by a killed server) is replaced.
+    pub fn start(
         path: &Path,
-        backend: Arc<StoreBackend<S>>,
-        extra_status: Arc<dyn Fn() -> Value + Send + Sync>,
+        backend: Arc<StoreBackend<Array>>,
+        extra_status: ExtraStatus,
     ) -> std::io::Result<ControlServer> {
         if path.exists() {
             if UnixStream::connect(path).is_ok() {
@@ -73,7 +62,11 @@ impl ControlServer {
         let listener = UnixListener::bind(path)?;
         let stop = Arc::new(AtomicBool::new(false));
         let thread_stop = Arc::clone(&stop);
-        let rebuilding = Arc::new(AtomicBool::new(false));
+        let shared = Arc::new(Shared {
+            backend,
+            extra_status,
+            rebuilding: AtomicBool::new(false),
+        });
         let thread = std::thread::Builder::new()
             .name("control".into())
             .spawn(move || {
@@ -82,12 +75,10 @@ impl ControlServer {
                         return;
                     }
                     let Ok(stream) = stream else { continue };
-                    let backend = Arc::clone(&backend);
-                    let extra = Arc::clone(&extra_status);
-                    let rebuilding = Arc::clone(&rebuilding);
+                    let shared = Arc::clone(&shared);
                     let _ = std::thread::Builder::new()
                         .name("control-connection".into())
-                        .spawn(move || answer_connection(stream, &backend, &*extra, &rebuilding));
+                        .spawn(move || answer_connection(stream, &shared));
                 }
             })?;
         Ok(ControlServer {
@@ -109,12 +100,7 @@ impl Drop for ControlServer {
     }
 }
 
-fn answer_connection<S: Controlled>(
-    stream: UnixStream,
-    backend: &Arc<StoreBackend<S>>,
-    extra_status: &(dyn Fn() -> Value + Send + Sync),
-    rebuilding: &Arc<AtomicBool>,
-) {
+fn answer_connection(stream: UnixStream, shared: &Arc<Shared>) {
     let Ok(mut writer) = stream.try_clone() else {
         return;
     };
@@ -127,73 +113,95 @@ fn answer_connection<S: Controlled>(
             Ok(_) => {}
         }
         if !line.ends_with('\n') {
-            let _ = writeln!(writer, "{}", json!({"error": "request line too long or unterminated"}));
+            let refusal = ControlResponse::Error("request line too long or unterminated".into());
+            let _ = writer.write_all(response_line(&refusal).as_bytes());
             return;
         }
-        let answer = match S::parse_request(line.trim_end()) {
-            Ok(request) => match carry_out(request, backend, extra_status, rebuilding) {
-                Ok(value) => json!({ "ok": value }),
-                Err(error) => json!({ "error": error }),
+        let response = match parse_request(&line) {
+            Ok(request) => match carry_out(request, shared) {
+                Ok(value) => ControlResponse::Ok(value),
+                Err(error) => ControlResponse::Error(error),
             },
-            Err(error) => json!({ "error": format!("bad request: {error}") }),
+            Err(error) => ControlResponse::Error(error),
         };
-        if writeln!(writer, "{answer}").is_err() {
+        if writer
+            .write_all(response_line(&response).as_bytes())
+            .is_err()
+        {
             return;
         }
-        // The byte budget is per connection: a new one starts with a fresh budget.
         reader.get_mut().set_limit(MAX_REQUEST_BYTES);
     }
 }
 
-fn carry_out<S: Controlled>(
-    request: Request,
-    backend: &Arc<StoreBackend<S>>,
-    extra_status: &(dyn Fn() -> Value + Send + Sync),
-    rebuilding: &Arc<AtomicBool>,
-) -> Result<Value, String> {
+/// Runs `action` on the array; errors (and a shut-down server) become text.
+fn on_array<R, E: std::fmt::Display>(
+    shared: &Shared,
+    action: impl FnOnce(&mut Array) -> Result<R, E>,
+) -> Result<R, String> {
+    match shared.backend.with_store(action) {
+        Ok(Ok(value)) => Ok(value),
+        Ok(Err(error)) => Err(error.to_string()),
+        Err(shut_down) => Err(shut_down.to_string()),
+    }
+}
+
+fn to_json<T: serde::Serialize>(value: &T) -> Result<Value, String> {
+    serde_json::to_value(value).map_err(|error| format!("cannot encode the answer: {error}"))
+}
+
+fn status(shared: &Shared) -> Result<Value, String> {
+    let status = on_array(shared, |array| Ok::<_, String>(array.status()))?;
+    let mut value = to_json(&status)?;
+    if let Value::Object(map) = &mut value {
+        map.insert("serving".into(), (shared.extra_status)());
+    }
+    Ok(value)
+}
+
+fn carry_out(request: ControlRequest, shared: &Arc<Shared>) -> Result<Value, String> {
     match request {
-        Request::Status => {
-            let mut status = backend.with_store(|store| store.status_json());
-            if let Value::Object(map) = &mut status {
-                map.insert("serving".into(), extra_status());
-            }
-            Ok(status)
-        }
-        Request::Fail { member } => {
-            backend.with_store(|store| store.fail_member(member))?;
-            if let Some(pacer) = backend.pacer() {
+        ControlRequest::Status => status(shared),
+        ControlRequest::Fail { member } => {
+            on_array(shared, |array| array.fail_member(member))?;
+            if let Some(pacer) = shared.backend.pacer() {
                 pacer.fail_member(spinstack_sim::device::MemberIndex(member));
             }
-            Ok(backend.with_store(|store| store.status_json()))
+            status(shared)
         }
-        Request::Rebuild { member } => {
-            if rebuilding.swap(true, Ordering::SeqCst) {
+        ControlRequest::Rebuild { member } => {
+            if shared.rebuilding.swap(true, Ordering::SeqCst) {
                 return Err("a rebuild is already running".into());
             }
-            if let Err(error) = backend.with_store(|store| store.start_rebuild(member)) {
-                rebuilding.store(false, Ordering::SeqCst);
+            if let Err(error) = on_array(shared, |array| array.start_rebuild(member)) {
+                shared.rebuilding.store(false, Ordering::SeqCst);
                 return Err(error);
             }
-            let worker = Arc::clone(backend);
-            let flag = Arc::clone(rebuilding);
+            let worker = Arc::clone(shared);
             std::thread::Builder::new()
                 .name("rebuild".into())
-                .spawn(move || {
-                    loop {
-                        match worker.with_store(|store| store.rebuild_step(REBUILD_STRIPES_PER_STEP)) {
-                            Ok(false) => std::thread::yield_now(),
-                            Ok(true) => break,
-                            Err(error) => {
-                                eprintln!("serve: rebuild stopped: {error}");
-                                break;
-                            }
-                        }
-                    }
-                    flag.store(false, Ordering::SeqCst);
-                })
+                .spawn(move || rebuild_online(&worker))
                 .map_err(|error| format!("could not start the rebuild thread: {error}"))?;
-            Ok(backend.with_store(|store| store.status_json()))
+            status(shared)
         }
-        Request::Scrub { repair } => backend.with_store(|store| store.scrub(repair)),
+        ControlRequest::Scrub { repair } => {
+            let report = on_array(shared, |array| array.scrub(repair))?;
+            to_json(&report)
+        }
     }
+}
+
+/// Rebuilds a few stripes per turn until done, letting client requests in between.
+fn rebuild_online(shared: &Shared) {
+    loop {
+        match on_array(shared, |array| array.rebuild_step(REBUILD_STRIPES_PER_STEP)) {
+            Ok(step) if step.done => break,
+            Ok(_) => std::thread::yield_now(),
+            Err(error) => {
+                eprintln!("serve: rebuild stopped: {error}");
+                break;
+            }
+        }
+    }
+    shared.rebuilding.store(false, Ordering::SeqCst);
 }

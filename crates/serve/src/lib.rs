@@ -17,6 +17,7 @@
 pub mod backend;
 pub mod control;
 pub mod latency;
+pub mod model;
 pub mod pacer;
 
 pub use backend::StoreBackend;

@@ -1,3 +1,4 @@
+#![allow(dead_code)] // each test binary uses a subset of the helpers
 //! Shared helpers of the CLI tests that run `spinstack serve` with real clients.
 
 pub mod nbd_client;
@@ -19,7 +20,9 @@ pub fn have(tool: &str) -> bool {
         .map(|out| out.status.success())
         .unwrap_or(false);
     if !found {
-        eprintln!("SKIP: {tool} is not installed (.ci/run installs libnbd-bin fio qemu-utils fuse3)");
+        eprintln!(
+            "SKIP: {tool} is not installed (.ci/run installs libnbd-bin fio qemu-utils fuse3)"
+        );
     }
     found
 }
@@ -52,7 +55,11 @@ pub fn json(text: &str) -> serde_json::Value {
 /// Creates a volume in `dir/vol`.
 pub fn create(dir: &Path, args: &[&str]) -> PathBuf {
     let volume = dir.join("vol");
-    run(spinstack().arg("volume").arg("create").arg(&volume).args(args));
+    run(spinstack()
+        .arg("volume")
+        .arg("create")
+        .arg(&volume)
+        .args(args));
     volume
 }
 
@@ -81,7 +88,11 @@ impl Server {
         };
         let deadline = Instant::now() + Duration::from_secs(20);
         while nbd_client::NbdClient::connect(socket).is_err() {
-            assert!(Instant::now() < deadline, "server did not come up on {}", socket.display());
+            assert!(
+                Instant::now() < deadline,
+                "server did not come up on {}",
+                socket.display()
+            );
             std::thread::sleep(Duration::from_millis(20));
         }
         server

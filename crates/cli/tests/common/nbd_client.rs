@@ -42,7 +42,9 @@ impl NbdClient {
             stream.read_exact(&mut data)?;
             match reply_type {
                 1 => break,
-                3 if data.len() >= 12 && data[0..2] == [0, 0] => size_bytes = Some(be_u64(&data[2..10])),
+                3 if data.len() >= 12 && data[0..2] == [0, 0] => {
+                    size_bytes = Some(be_u64(&data[2..10]))
+                }
                 3 => {}
                 other => return Err(io::Error::other(format!("GO refused: reply {other:#x}"))),
             }
@@ -54,7 +56,14 @@ impl NbdClient {
         })
     }
 
-    fn request(&mut self, command: u16, flags: u16, offset: u64, length: u32, payload: &[u8]) -> io::Result<()> {
+    fn request(
+        &mut self,
+        command: u16,
+        flags: u16,
+        offset: u64,
+        length: u32,
+        payload: &[u8],
+    ) -> io::Result<()> {
         let handle = self.next_handle;
         self.next_handle += 1;
         let mut bytes = Vec::with_capacity(28 + payload.len());
