@@ -41,7 +41,8 @@ for entry in "${jobs[@]}"; do
         --size=200m --time_based --runtime="$runtime" $args --output-format=json > "$work/out.json"
     python3 - "$name" "$target" "$work/out.json" >> "$work/results.csv" <<'PY'
 import json, sys
-job = json.load(open(sys.argv[3]))["jobs"][0]
+text = open(sys.argv[3]).read()
+job = json.loads(text[text.index("{"):])["jobs"][0]
 side = job["write"] if job["write"]["io_bytes"] > 0 else job["read"]
 print(f'{sys.argv[1]},{sys.argv[2]},{side["iops"]:.0f},{side["bw"]/1024:.1f},{side["lat_ns"]["mean"]/1000:.1f}')
 PY

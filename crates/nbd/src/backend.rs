@@ -3,8 +3,7 @@
 //! later, from any thread (so replies can leave out of order).
 
 use crate::wire;
-use std::sync::mpsc::Sender;
-use std::sync::{Condvar, Mutex};
+use std::sync::Arc;
 
 /// One transmission command, checked: inside the export, flags valid for it.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -84,68 +83,10 @@ pub trait Backend: Send + Sync + 'static {
     fn submit(&self, command: Command, reply: Reply);
 }
 
-/// One outgoing simple reply.
-pub(crate) struct Outgoing {
-    pub handle: u64,
-    pub error: u32,
-    /// The data of a successful read; empty otherwise.
-    pub data: Vec<u8>,
-}
-
-/// Requests of one connection that were read and not yet answered: the reader waits
-/// while it is at its bound, so a client that pipelines without reading replies cannot
-/// make the server queue without limit.
-pub(crate) struct InFlight {
-    count: Mutex<usize>,
-    changed: Condvar,
-    bound: usize,
-}
-
-impl InFlight {
-    pub fn new(bound: usize) -> InFlight {
-        assert!(bound > 0, "in-flight bound must be positive");
-        InFlight {
-            count: Mutex::new(0),
-            changed: Condvar::new(),
-            bound,
-        }
-    }
-    /// Blocks until one more request may be in flight, then counts it.
-    pub fn acquire(&self) {
-        let mut count = self
-            .count
-            .lock()
-            .unwrap_or_else(|poison| poison.into_inner());
-        while *count >= self.bound {
-            count = self
-                .changed
-                .wait(count)
-                .unwrap_or_else(|poison| poison.into_inner());
-        }
-        *count += 1;
-    }
-    pub fn release(&self) {
-        let mut count = self
-            .count
-            .lock()
-            .unwrap_or_else(|poison| poison.into_inner());
-        assert!(*count > 0, "released more requests than were in flight");
-        *count -= 1;
-        self.changed.notify_all();
-    }
-    /// Blocks until every request in flight was answered.
-    pub fn wait_empty(&self) {
-        let mut count = self
-            .count
-            .lock()
-            .unwrap_or_else(|poison| poison.into_inner());
-        while *count > 0 {
-            count = self
-                .changed
-                .wait(count)
-                .unwrap_or_else(|poison| poison.into_inner());
-        }
-    }
+/// Where a connection's replies go (see `replies`): written by whichever thread
+/// answers, the in-flight slot released after.
+pub(crate) trait ReplyChannel: Send + Sync {
+    fn send(&self, handle: u64, error: u32, data: &[u8]);
 }
 
 /// The answer to one request. Send it with [`Reply::ok`], [`Reply::data`] or
@@ -154,19 +95,19 @@ pub struct Reply {
     handle: u64,
     /// Read length expected, so a backend cannot send a wrong-sized payload.
     read_length_bytes: Option<u32>,
-    sink: Option<Sender<Outgoing>>,
+    channel: Option<Arc<dyn ReplyChannel>>,
 }
 
 impl Reply {
     pub(crate) fn new(
         handle: u64,
         read_length_bytes: Option<u32>,
-        sink: Sender<Outgoing>,
+        channel: Arc<dyn ReplyChannel>,
     ) -> Reply {
         Reply {
             handle,
             read_length_bytes,
-            sink: Some(sink),
+            channel: Some(channel),
         }
     }
 
@@ -181,12 +122,12 @@ impl Reply {
             // A read answered without data would desynchronise the stream.
             return self.error(CommandError::Io);
         }
-        self.send(0, Vec::new());
+        self.send(0, &[]);
     }
 
     /// Success of a read: `data` must be exactly the length asked for, else the
     /// client gets `EIO` (never a short or long payload).
-    pub fn data(self, data: Vec<u8>) {
+    pub fn data(self, data: &[u8]) {
         match self.read_length_bytes {
             Some(length) if length as usize == data.len() => self.send(0, data),
             _ => self.error(CommandError::Io),
@@ -194,29 +135,20 @@ impl Reply {
     }
 
     pub fn error(self, error: CommandError) {
-        self.send(error.errno(), Vec::new());
+        self.send(error.errno(), &[]);
     }
 
-    fn send(mut self, error: u32, data: Vec<u8>) {
-        if let Some(sink) = self.sink.take() {
-            // A closed connection drops its receiver; the answer has nowhere to go.
-            let _ = sink.send(Outgoing {
-                handle: self.handle,
-                error,
-                data,
-            });
+    fn send(mut self, error: u32, data: &[u8]) {
+        if let Some(channel) = self.channel.take() {
+            channel.send(self.handle, error, data);
         }
     }
 }
 
 impl Drop for Reply {
     fn drop(&mut self) {
-        if let Some(sink) = self.sink.take() {
-            let _ = sink.send(Outgoing {
-                handle: self.handle,
-                error: wire::EIO,
-                data: Vec::new(),
-            });
+        if let Some(channel) = self.channel.take() {
+            channel.send(self.handle, wire::EIO, &[]);
         }
     }
 }

@@ -31,6 +31,7 @@
 
 pub mod backend;
 pub mod negotiate;
+mod replies;
 pub mod server;
 pub mod transmission;
 pub mod wire;

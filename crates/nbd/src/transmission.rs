@@ -1,6 +1,7 @@
 //! The transmission phase of one connection: a reader that checks each request and
-//! hands it to the [`Backend`], and a writer thread that sends replies in the order
-//! the backend answers them (out of order when the backend answers out of order).
+//! hands it to the [`Backend`]; replies leave in the order the backend answers them
+//! (out of order when the backend answers out of order), written by the answering
+//! thread.
 //!
 //! Request checks, in order (the first that fails decides):
 //! 1. bad magic: the stream cannot be trusted; the connection closes.
@@ -16,10 +17,10 @@
 //!
 //! `DISC` stops reading; the connection closes once every reply was sent.
 
-use crate::backend::{Backend, Command, CommandError, InFlight, Outgoing, Reply};
+use crate::backend::{Backend, Command, CommandError, Reply, ReplyChannel};
+use crate::replies::ConnectionReplies;
 use crate::wire::*;
-use std::io::{self, BufReader, BufWriter, Read, Write};
-use std::sync::mpsc::{self, Receiver};
+use std::io::{self, BufReader, Read, Write};
 use std::sync::Arc;
 
 /// Per-connection limits.
@@ -52,7 +53,8 @@ pub enum Ending {
 }
 
 /// Serves requests from `reader` until the connection ends; replies go to `writer`
-/// from a thread of their own. Returns once every reply was sent or dropped.
+/// (see `replies` for who writes and when). Returns once every reply was sent or
+/// dropped.
 pub fn transmit<R, W>(
     reader: R,
     writer: W,
@@ -63,63 +65,80 @@ where
     R: Read,
     W: Write + Send + 'static,
 {
-    let in_flight = Arc::new(InFlight::new(limits.max_in_flight));
-    let (sink, replies) = mpsc::channel::<Outgoing>();
-    let writer_in_flight = Arc::clone(&in_flight);
-    let writer_thread = std::thread::Builder::new()
-        .name("nbd-writer".into())
-        .spawn(move || write_replies(BufWriter::new(writer), replies, &writer_in_flight))?;
-
+    let replies = Arc::new(ConnectionReplies::new(writer, limits.max_in_flight));
+    let channel: Arc<dyn ReplyChannel> = replies.clone();
     let mut reader = BufReader::with_capacity(256 * 1024, reader);
     let ending = loop {
-        in_flight.acquire();
-        let mut header = [0u8; REQUEST_HEADER_BYTES];
-        if let Err(error) = reader.read_exact(&mut header) {
-            in_flight.release();
-            break closed_or(error)?;
+        // About to block (no buffered input, or no free slot): send what is buffered.
+        if reader.buffer().is_empty() || replies.in_flight.is_full() {
+            replies.flush();
         }
-        let header = match decode_request_header(&header) {
-            Ok(header) => header,
+        replies.in_flight.acquire();
+        match next_request(&mut reader, limits) {
+            Ok(Next::Request(header, payload)) => {
+                let read_length = (header.command == CMD_READ).then_some(header.length_bytes);
+                let reply = Reply::new(header.handle, read_length, Arc::clone(&channel));
+                match check(&header, payload, backend.size_bytes(), limits) {
+                    Ok(command) => backend.submit(command, reply),
+                    Err(error) => reply.error(error),
+                }
+            }
+            Ok(Next::End(ending)) => {
+                replies.in_flight.release();
+                break ending;
+            }
             Err(error) => {
-                in_flight.release();
-                break Ending::Violation(format!("request header: {error}"));
+                replies.in_flight.release();
+                replies.in_flight.wait_empty();
+                return Err(error);
             }
-        };
-        if header.command == CMD_DISC {
-            in_flight.release();
-            break Ending::Disconnect;
-        }
-        let payload = if header.command == CMD_WRITE {
-            if header.length_bytes > limits.max_payload_bytes {
-                in_flight.release();
-                break Ending::Violation(format!(
-                    "write of {} bytes is over the {}-byte limit",
-                    header.length_bytes, limits.max_payload_bytes
-                ));
-            }
-            let mut data = vec![0u8; header.length_bytes as usize];
-            if let Err(error) = reader.read_exact(&mut data) {
-                in_flight.release();
-                break closed_or(error)?;
-            }
-            Some(data)
-        } else {
-            None
-        };
-        let read_length = (header.command == CMD_READ).then_some(header.length_bytes);
-        let reply = Reply::new(header.handle, read_length, sink.clone());
-        match check(&header, payload, backend.size_bytes(), limits) {
-            Ok(command) => backend.submit(command, reply),
-            Err(error) => reply.error(error),
         }
     };
-    drop(sink);
-    in_flight.wait_empty();
-    match writer_thread.join() {
-        Ok(result) => result?,
-        Err(_) => return Err(io::Error::other("reply writer panicked")),
+    replies.in_flight.wait_empty();
+    replies.flush();
+    match replies.take_failure() {
+        Some(error) if closed_or(io::Error::new(error.kind(), "")).is_err() => Err(error),
+        _ => Ok(ending),
     }
-    Ok(ending)
+}
+
+/// What the reader found next on the stream.
+enum Next {
+    Request(RequestHeader, Option<Vec<u8>>),
+    End(Ending),
+}
+
+/// Reads one request (header, and the payload of a write), or how the stream ended.
+fn next_request<R: Read>(reader: &mut R, limits: Limits) -> io::Result<Next> {
+    let mut header = [0u8; REQUEST_HEADER_BYTES];
+    if let Err(error) = reader.read_exact(&mut header) {
+        return closed_or(error).map(Next::End);
+    }
+    let header = match decode_request_header(&header) {
+        Ok(header) => header,
+        Err(error) => {
+            return Ok(Next::End(Ending::Violation(format!(
+                "request header: {error}"
+            ))))
+        }
+    };
+    if header.command == CMD_DISC {
+        return Ok(Next::End(Ending::Disconnect));
+    }
+    if header.command != CMD_WRITE {
+        return Ok(Next::Request(header, None));
+    }
+    if header.length_bytes > limits.max_payload_bytes {
+        return Ok(Next::End(Ending::Violation(format!(
+            "write of {} bytes is over the {}-byte limit",
+            header.length_bytes, limits.max_payload_bytes
+        ))));
+    }
+    let mut data = vec![0u8; header.length_bytes as usize];
+    if let Err(error) = reader.read_exact(&mut data) {
+        return closed_or(error).map(Next::End);
+    }
+    Ok(Next::Request(header, Some(data)))
 }
 
 /// An end of stream is the client closing; any other read error is passed up.
@@ -193,53 +212,5 @@ pub fn check(
             may_trim: header.flags & CMD_FLAG_NO_HOLE == 0,
         }),
         _ => Err(CommandError::Invalid),
-    }
-}
-
-/// Sends replies as they come; after a write error keeps draining (so the in-flight
-/// count still falls and the reader can finish) and reports the error at the end.
-fn write_replies<W: Write>(
-    mut writer: BufWriter<W>,
-    replies: Receiver<Outgoing>,
-    in_flight: &InFlight,
-) -> io::Result<()> {
-    let mut failure: Option<io::Error> = None;
-    let mut pending = false;
-    loop {
-        let next = match replies.try_recv() {
-            Ok(reply) => Some(reply),
-            Err(mpsc::TryRecvError::Empty) => {
-                // Nothing queued: push out what is buffered before blocking.
-                if pending && failure.is_none() {
-                    if let Err(error) = writer.flush() {
-                        failure = Some(error);
-                    }
-                    pending = false;
-                }
-                replies.recv().ok()
-            }
-            Err(mpsc::TryRecvError::Disconnected) => None,
-        };
-        let Some(reply) = next else { break };
-        if failure.is_none() {
-            let result = writer
-                .write_all(&encode_simple_reply(reply.handle, reply.error))
-                .and_then(|()| writer.write_all(&reply.data));
-            match result {
-                Ok(()) => pending = true,
-                Err(error) => failure = Some(error),
-            }
-        }
-        in_flight.release();
-    }
-    if failure.is_none() {
-        if let Err(error) = writer.flush() {
-            failure = Some(error);
-        }
-    }
-    match failure {
-        None => Ok(()),
-        Some(error) if closed_or(io::Error::new(error.kind(), "")).is_ok() => Ok(()),
-        Some(error) => Err(error),
     }
 }

@@ -40,7 +40,7 @@ impl Backend for LoggingMemory {
                 length_bytes,
             } => {
                 let start = offset_bytes as usize;
-                reply.data(data[start..start + length_bytes as usize].to_vec())
+                reply.data(&data[start..start + length_bytes as usize])
             }
             Command::Write {
                 offset_bytes,

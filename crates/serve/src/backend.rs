@@ -254,7 +254,7 @@ impl<S: BlockStore + Send + 'static> Backend for StoreBackend<S> {
         let latency = Arc::clone(&self.latency);
         let answer = move || {
             match outcome {
-                Ok(Some(data)) => reply.data(data),
+                Ok(Some(data)) => reply.data(&data),
                 Ok(None) => reply.ok(),
                 Err(error) => reply.error(command_error(&error)),
             }

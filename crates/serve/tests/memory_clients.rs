@@ -18,6 +18,10 @@ fn have(tool: &str) -> bool {
         .map(|out| out.status.success())
         .unwrap_or(false);
     if !found {
+        assert!(
+            std::env::var_os("SPINSTACK_REQUIRE_TOOLS").is_none(),
+            "{tool} is required here (SPINSTACK_REQUIRE_TOOLS is set) but not installed"
+        );
         eprintln!("SKIP: {tool} is not installed (apt-get install libnbd-bin fio qemu-utils)");
     }
     found
