@@ -92,7 +92,7 @@ impl Args {
     }
 
     /// How to read `--trace`.
-    fn trace_input(&self) -> anyhow::Result<TraceInput> {
+    pub(crate) fn trace_input(&self) -> anyhow::Result<TraceInput> {
         Ok(TraceInput {
             format: self.format.context("--trace needs --format")?,
             blkparse_action: self.blkparse_action,
