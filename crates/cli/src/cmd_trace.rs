@@ -90,6 +90,26 @@ impl TraceInput {
     }
 }
 
+/// A spinner on standard error counting records (hidden when stderr is not a
+/// terminal): traces run to millions of lines.
+pub(crate) fn record_progress(label: &str) -> indicatif::ProgressBar {
+    let progress = indicatif::ProgressBar::new_spinner();
+    progress.set_style(
+        indicatif::ProgressStyle::with_template("{spinner} {msg}: {pos} records ({per_sec})")
+            .expect("a fixed template"),
+    );
+    progress.set_message(label.to_string());
+    progress
+}
+
+/// Records between two progress updates (a power of two).
+const PROGRESS_EVERY: u64 = 1 << 14;
+
+/// Whether the `count`th record updates the progress spinner.
+pub(crate) fn progress_due(count: u64) -> bool {
+    count & (PROGRESS_EVERY - 1) == 0
+}
+
 /// A device number, or MAJOR,MINOR (Linux's `major << 20 | minor`).
 pub(crate) fn parse_device(text: &str) -> Result<u32, String> {
     let number = |word: &str, limit: u32| {
@@ -192,8 +212,12 @@ fn info(args: InfoArgs) -> anyhow::Result<()> {
     };
     let mut devices = BTreeSet::new();
     let (mut first, mut last) = (None, 0);
-    for record in args.input.open(&args.file)? {
+    let progress = record_progress("reading");
+    for (index, record) in args.input.open(&args.file)?.enumerate() {
         let record = record?;
+        if progress_due(index as u64) {
+            progress.set_position(index as u64);
+        }
         if args
             .input
             .device
@@ -207,6 +231,7 @@ fn info(args: InfoArgs) -> anyhow::Result<()> {
         last = record.arrival.0;
         count(&mut info, &record);
     }
+    progress.finish_and_clear();
     let data = info.reads + info.writes + info.trims;
     info.read_fraction = info.reads as f64 / ((info.reads + info.writes) as f64).max(1.0);
     info.sectors_mean = info.sectors_total as f64 / (data as f64).max(1.0);
@@ -285,8 +310,12 @@ fn convert(args: ConvertArgs) -> anyhow::Result<()> {
     let mut writer = IologWriter::new(out, version, &args.device_file)?;
     let mut reader = args.input.open(&args.file)?;
     let (mut skipped, mut devices) = (0u64, BTreeSet::new());
+    let progress = record_progress("converting");
     while let Some(record) = reader.next() {
         let record = record?;
+        if progress_due(reader.line()) {
+            progress.set_position(reader.line());
+        }
         if args
             .input
             .device
@@ -300,6 +329,7 @@ fn convert(args: ConvertArgs) -> anyhow::Result<()> {
             .write(&record)
             .map_err(|error| reader.error_here(error.to_string()))?;
     }
+    progress.finish_and_clear();
     let written = writer.written();
     writer.finish()?;
     let target = args

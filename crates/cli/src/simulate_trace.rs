@@ -15,7 +15,7 @@
 //! record's device is replayed and other devices' records are skipped (counted).
 
 use crate::cmd_simulate::{Args, VolumeReport};
-use crate::cmd_trace::{device_name, TraceInput};
+use crate::cmd_trace::{device_name, progress_due, record_progress, TraceInput};
 use anyhow::Context;
 use serde::Serialize;
 use spinstack_sim::device::{BlockDevice, DeviceError};
@@ -79,6 +79,7 @@ struct Feed {
     skipped_other_devices: u64,
     first_arrival: Option<Nanoseconds>,
     last_arrival: Nanoseconds,
+    progress: indicatif::ProgressBar,
 }
 
 impl Feed {
@@ -102,6 +103,9 @@ impl Feed {
                 record.lbn = self.place(record.lbn, record.sectors)?;
             }
             self.counts[operation_index(record.operation)] += 1;
+            if progress_due(self.taken()) {
+                self.progress.set_position(self.taken());
+            }
             self.first_arrival.get_or_insert(record.arrival);
             self.last_arrival = record.arrival;
             return Ok(Some(record));
@@ -164,6 +168,7 @@ pub(crate) fn replay<D: BlockDevice>(
         skipped_other_devices: 0,
         first_arrival: None,
         last_arrival: Nanoseconds::ZERO,
+        progress: record_progress("replaying"),
     };
     let mut engine = Engine::new(EngineOptions::default());
     engine.add_device(device);
@@ -196,6 +201,7 @@ pub(crate) fn replay<D: BlockDevice>(
         }
     };
     let wall_seconds = started.elapsed().as_secs_f64();
+    feed.progress.finish_and_clear();
     let format = input.format();
     let report = TraceReport {
         disk: disk.to_string(),
