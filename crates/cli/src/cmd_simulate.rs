@@ -1,7 +1,11 @@
 //! `spinstack simulate`: a seeded synthetic workload on one drive or on a volume
 //! (a RAID of drives described in a volume file), closed loop at a fixed queue
 //! depth, with response-time statistics and, for a volume, per-member traffic.
+//! With `--trace FILE --format F` a block trace is replayed instead
+//! ([`crate::simulate_trace`]).
 
+use crate::cmd_trace::{parse_device, ActionArg, FormatArg, TraceInput};
+use crate::simulate_trace;
 use anyhow::Context;
 use serde::Serialize;
 use spinstack_disk::catalog;
@@ -46,9 +50,10 @@ pub struct Args {
     /// RAID-5 every member request is then one whole track).
     #[arg(long, requires = "volume")]
     stripes: Option<u64>,
-    /// Requests kept outstanding at the drive (closed loop).
-    #[arg(long, default_value_t = 1)]
-    queue_depth: u32,
+    /// Requests kept outstanding at the drive (closed loop; 1 when absent). With
+    /// `--trace`: replay as a closed loop at this depth instead of at the trace's times.
+    #[arg(long)]
+    pub(crate) queue_depth: Option<u32>,
     /// Drive scheduling policy; the drive's own when absent.
     #[arg(long, value_enum)]
     policy: Option<Policy>,
@@ -56,7 +61,44 @@ pub struct Args {
     seed: u64,
     /// Print one JSON object instead of text.
     #[arg(long)]
-    json: bool,
+    pub(crate) json: bool,
+    /// Replay this block trace (open loop at its times, or closed loop with
+    /// `--queue-depth`) instead of a synthetic workload.
+    #[arg(long, requires = "format", conflicts_with = "stripes")]
+    trace: Option<std::path::PathBuf>,
+    /// The trace's format.
+    #[arg(long, value_enum, requires = "trace")]
+    format: Option<FormatArg>,
+    /// For a blkparse trace: which event is the request (issue D, queue Q, complete C).
+    #[arg(long, value_enum, default_value = "d")]
+    blkparse_action: ActionArg,
+    /// Replay only this device of the trace (a number, or MAJOR,MINOR for
+    /// blkparse); the first record's device when absent.
+    #[arg(long, value_parser = parse_device, requires = "trace")]
+    device: Option<u32>,
+    /// Replay at most this many records.
+    #[arg(long, requires = "trace")]
+    pub(crate) limit: Option<u64>,
+    /// Take addresses past the device's capacity modulo the capacity instead of
+    /// stopping with an error.
+    #[arg(long, requires = "trace")]
+    pub(crate) wrap: bool,
+}
+
+impl Args {
+    /// The closed loop's depth for synthetic workloads.
+    fn depth(&self) -> u32 {
+        self.queue_depth.unwrap_or(1)
+    }
+
+    /// How to read `--trace`.
+    pub(crate) fn trace_input(&self) -> anyhow::Result<TraceInput> {
+        Ok(TraceInput {
+            format: self.format.context("--trace needs --format")?,
+            blkparse_action: self.blkparse_action,
+            device: self.device,
+        })
+    }
 }
 
 #[derive(clap::ValueEnum, Clone, Copy, Debug, Serialize)]
@@ -96,7 +138,7 @@ struct Report {
 
 /// A volume's level, members and what each member received.
 #[derive(Serialize, Debug)]
-struct VolumeReport {
+pub(crate) struct VolumeReport {
     file: String,
     level: &'static str,
     capacity_sectors: u64,
@@ -120,7 +162,11 @@ struct MemberReport {
 
 pub fn run(args: Args) -> anyhow::Result<()> {
     let options = DriveOptions {
-        queue_depth: args.disk.as_ref().map(|_| args.queue_depth),
+        // A trace replayed by its times keeps the drive's own queue depth.
+        queue_depth: args.disk.as_ref().and_then(|_| match &args.trace {
+            Some(_) => args.queue_depth,
+            None => Some(args.depth()),
+        }),
         policy: args.policy.map(|policy| match policy {
             Policy::Fcfs => SchedulingPolicy::Fcfs,
             Policy::Sptf => SchedulingPolicy::Sptf,
@@ -134,6 +180,11 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     let spec = catalog::resolve(disk).with_context(|| format!("cannot load drive {disk:?}"))?;
     let drive = Drive::new(&spec, options)
         .with_context(|| format!("cannot build drive {:?}", spec.name))?;
+    if let Some(trace) = &args.trace {
+        let input = args.trace_input()?;
+        let (report, _) = simulate_trace::replay(drive, &spec.name, &args, trace, &input)?;
+        return simulate_trace::print(&report, args.json);
+    }
     let (report, _) = simulate(drive, &spec.name, &args)?;
     print_report(&report, args.json)
 }
@@ -145,6 +196,22 @@ fn run_volume(path: &std::path::Path, options: DriveOptions, args: &Args) -> any
         eprintln!("note: {}: {note}", path.display());
     }
     let name = format!("{} volume {}", spec.level.name(), path.display());
+    if let Some(trace) = &args.trace {
+        let input = args.trace_input()?;
+        let (mut report, engine) =
+            simulate_trace::replay(built.volume, &name, args, trace, &input)?;
+        let names = BuiltNames {
+            member_names: built.member_names,
+            notes: built.notes,
+        };
+        let volume = volume_report(path, &spec, names, &engine.devices()[0]);
+        report.volume = Some(volume);
+        simulate_trace::print(&report, args.json)?;
+        if let (false, Some(volume)) = (args.json, &report.volume) {
+            print_volume(volume);
+        }
+        return Ok(());
+    }
     let (mut report, engine) = match args.stripes {
         Some(count) => {
             let layout = built.volume.parity_layout().with_context(|| {
@@ -159,28 +226,56 @@ fn run_volume(path: &std::path::Path, options: DriveOptions, args: &Args) -> any
         }
         None => simulate(built.volume, &name, args)?,
     };
-    let volume = &engine.devices()[0];
-    let members = built
-        .member_names
-        .iter()
+    let member_names = built.member_names;
+    let notes = built.notes;
+    report.volume = Some(volume_report(
+        path,
+        &spec,
+        BuiltNames {
+            member_names,
+            notes,
+        },
+        &engine.devices()[0],
+    ));
+    print_report(&report, args.json)
+}
+
+/// What a volume report needs from the build besides the volume itself.
+struct BuiltNames {
+    member_names: Vec<String>,
+    notes: Vec<String>,
+}
+
+/// The volume's level, capacity and each member's traffic after a run.
+fn volume_report(
+    path: &std::path::Path,
+    spec: &config::VolumeSpec,
+    built: BuiltNames,
+    volume: &build::Volume,
+) -> VolumeReport {
+    let BuiltNames {
+        member_names,
+        notes,
+    } = built;
+    let members = member_names
+        .into_iter()
         .zip(volume.member_stats())
         .map(|(name, stats)| MemberReport {
-            name: name.clone(),
+            name,
             requests: stats.requests,
             sectors: stats.sectors,
             whole_track_requests: stats.whole_track_requests,
         })
         .collect();
-    report.volume = Some(VolumeReport {
+    VolumeReport {
         file: path.display().to_string(),
         level: spec.level.name(),
         capacity_sectors: volume.capacity().0,
         members,
         unused_sectors: volume.unused_sectors().map(|s| s.0),
         buffer: volume.buffer_counters(),
-        notes: built.notes,
-    });
-    print_report(&report, args.json)
+        notes,
+    }
 }
 
 /// Run the workload of `args` on `device` and summarise it; the engine holds the
@@ -191,7 +286,7 @@ fn simulate<D: BlockDevice>(
     args: &Args,
 ) -> anyhow::Result<(Report, Engine<D>)> {
     anyhow::ensure!(args.size_kib > 0, "--size-kib must be at least 1");
-    anyhow::ensure!(args.queue_depth > 0, "--queue-depth must be at least 1");
+    anyhow::ensure!(args.depth() > 0, "--queue-depth must be at least 1");
     let sectors = Sectors::from_bytes(u64::from(args.size_kib) * 1024)
         .context("request size is not a whole number of sectors")?;
     let workload = WorkloadSpec {
@@ -264,12 +359,12 @@ fn simulate_with<D: BlockDevice, S: RequestSource>(
     args: &Args,
     source: &mut S,
 ) -> anyhow::Result<(Report, Engine<D>)> {
-    anyhow::ensure!(args.queue_depth > 0, "--queue-depth must be at least 1");
+    anyhow::ensure!(args.depth() > 0, "--queue-depth must be at least 1");
     let mut engine = Engine::new(EngineOptions::default());
     engine.add_device(device);
     let mut stats = ResponseStats::new();
     let started = Instant::now();
-    let summary = run_closed_loop(&mut engine, args.queue_depth, source, |done| {
+    let summary = run_closed_loop(&mut engine, args.depth(), source, |done| {
         stats.record(done.completion.response_time())
     })
     .context("the simulation stopped")?;
@@ -281,7 +376,7 @@ fn simulate_with<D: BlockDevice, S: RequestSource>(
         read_fraction: args.read_fraction,
         size_kib: args.size_kib,
         count: args.count,
-        queue_depth: args.queue_depth,
+        queue_depth: args.depth(),
         policy: args.policy,
         seed: args.seed,
         completed: summary.completed,
@@ -321,6 +416,14 @@ fn print_report(report: &Report, json: bool) -> anyhow::Result<()> {
         report.simulated_requests_per_wall_second
     );
     if let Some(volume) = &report.volume {
+        print_volume(volume);
+    }
+    Ok(())
+}
+
+/// The volume's lines of the text report.
+fn print_volume(volume: &VolumeReport) {
+    {
         println!(
             "{} of {} members, {} sectors{}",
             volume.level,
@@ -341,7 +444,6 @@ fn print_report(report: &Report, json: bool) -> anyhow::Result<()> {
             println!("buffer: {buffer:?}");
         }
     }
-    Ok(())
 }
 
 #[cfg(test)]

@@ -8,8 +8,10 @@ mod cmd_report;
 mod cmd_reproduce;
 mod cmd_serve;
 mod cmd_simulate;
+mod cmd_trace;
 mod cmd_validate;
 mod cmd_volume;
+mod simulate_trace;
 
 /// A storage stack for rotating disks: drive model, track extraction, experiments.
 #[derive(Parser)]
@@ -25,8 +27,11 @@ enum Command {
     Disks(cmd_disks::Args),
     /// Replay a DiskSim validation trace and print the demerit figure.
     Validate(cmd_validate::Args),
-    /// Run a synthetic workload on a drive or a volume and print response-time statistics.
+    /// Run a synthetic workload or replay a block trace on a drive or a volume and
+    /// print response-time statistics.
     Simulate(cmd_simulate::Args),
+    /// Inspect a block trace (MSR, SPC, blkparse, DiskSim) or convert it to fio's iolog.
+    Trace(cmd_trace::Args),
     /// Extract a drive's track boundaries (simulated drive or real device).
     Extract(cmd_extract::Args),
     /// Reproduce paper figures: data, plot and claims table per experiment.
@@ -45,6 +50,7 @@ fn main() {
         Command::Disks(args) => cmd_disks::run(args),
         Command::Validate(args) => cmd_validate::run(args),
         Command::Simulate(args) => cmd_simulate::run(args),
+        Command::Trace(args) => cmd_trace::run(args),
         Command::Extract(args) => cmd_extract::run(args),
         Command::Reproduce(args) => cmd_reproduce::run(args),
         Command::Report(args) => cmd_report::run(args),
