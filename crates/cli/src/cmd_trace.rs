@@ -162,6 +162,10 @@ struct ConvertArgs {
     /// trace's timing).
     #[arg(long, default_value_t = 2, value_parser = clap::value_parser!(u32).range(2..=3))]
     iolog_version: u32,
+    /// Fit the trace to a target of this size (e.g. an NBD export: `128MiB`): an
+    /// address past it is taken modulo the size, as `simulate --wrap` does.
+    #[arg(long)]
+    wrap_to: Option<String>,
 }
 
 #[derive(clap::ValueEnum, Clone, Copy, Debug)]
@@ -307,6 +311,15 @@ fn convert(args: ConvertArgs) -> anyhow::Result<()> {
         )),
         None => Box::new(std::io::BufWriter::new(std::io::stdout().lock())),
     };
+    let wrap_to = args
+        .wrap_to
+        .as_deref()
+        .map(|text| {
+            spinstack_volume::config::parse_size(&toml::Value::String(text.to_string()))
+                .map_err(|problem| anyhow::anyhow!("--wrap-to {text:?}: {problem}"))
+        })
+        .transpose()?;
+    let mut wrapped = 0u64;
     let mut writer = IologWriter::new(out, version, &args.device_file)?;
     let mut reader = args.input.open(&args.file)?;
     let (mut skipped, mut devices) = (0u64, BTreeSet::new());
@@ -325,6 +338,17 @@ fn convert(args: ConvertArgs) -> anyhow::Result<()> {
             continue;
         }
         devices.insert(record.device);
+        let mut record = record;
+        if let Some(capacity) = wrap_to {
+            let placed = record.placed(capacity, true).ok_or_else(|| {
+                reader.error_here(format!(
+                    "{} sectors do not fit --wrap-to ({} sectors)",
+                    record.sectors.0, capacity.0
+                ))
+            })?;
+            wrapped += u64::from(placed != record.lbn);
+            record.lbn = placed;
+        }
         writer
             .write(&record)
             .map_err(|error| reader.error_here(error.to_string()))?;
@@ -346,6 +370,9 @@ fn convert(args: ConvertArgs) -> anyhow::Result<()> {
             String::new()
         }
     );
+    if wrapped > 0 {
+        eprintln!("note: {wrapped} requests taken modulo --wrap-to");
+    }
     if devices.len() > 1 {
         eprintln!(
             "note: the trace has {} devices, all written to {}; choose one with --device",

@@ -100,7 +100,7 @@ impl Feed {
                 continue;
             }
             if record.operation != Operation::Flush {
-                record.lbn = self.place(record.lbn, record.sectors)?;
+                record.lbn = self.place(&record)?;
             }
             self.counts[operation_index(record.operation)] += 1;
             if progress_due(self.taken()) {
@@ -113,30 +113,29 @@ impl Feed {
         Ok(None)
     }
 
-    /// `lbn` if the request fits the device, else wrapped (`--wrap`) or an error.
-    fn place(&mut self, lbn: Lbn, sectors: Sectors) -> Result<Lbn, TraceError> {
-        let capacity = self.capacity.0;
-        if lbn
-            .0
-            .checked_add(sectors.0)
-            .is_some_and(|end| end <= capacity)
-        {
-            return Ok(lbn);
-        }
-        if !self.wrap || sectors.0 > capacity {
-            return Err(self.reader.error_here(format!(
-                "{} sectors from LBN {} pass the device's capacity of {capacity} sectors{}",
-                sectors.0,
-                lbn.0,
+    /// `lbn` if the request fits the device, else wrapped (`--wrap`, the rule of
+    /// [`TraceRecord::placed`]) or an error.
+    fn place(&mut self, record: &TraceRecord) -> Result<Lbn, TraceError> {
+        let capacity = self.capacity;
+        match record.placed(capacity, self.wrap) {
+            Some(lbn) => {
+                if lbn != record.lbn {
+                    self.wrapped += 1;
+                }
+                Ok(lbn)
+            }
+            None => Err(self.reader.error_here(format!(
+                "{} sectors from LBN {} pass the device's capacity of {} sectors{}",
+                record.sectors.0,
+                record.lbn.0,
+                capacity.0,
                 if self.wrap {
                     ""
                 } else {
                     " (--wrap takes addresses modulo the capacity)"
                 }
-            )));
+            ))),
         }
-        self.wrapped += 1;
-        Ok(Lbn((lbn.0 % capacity).min(capacity - sectors.0)))
     }
 }
 

@@ -192,3 +192,68 @@ fn raid5_fio_verify_healthy_degraded_rebuilding() {
     assert_eq!(scrub_mismatches(&volume), 0, "scrub at rest");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// A block trace converted to fio's iolog (fitted to the export with `--wrap-to`)
+/// replays through fio against `serve`: every request of the trace reaches the
+/// volume (the server's request count), none fails.
+#[test]
+fn trace_replays_through_fio_against_serve() {
+    if !have("fio") {
+        return;
+    }
+    let dir = scratch("serve-trace");
+    let fixture =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../trace/tests/fixtures/msr.csv");
+    let iolog = dir.join("replay.iolog");
+    run(spinstack()
+        .args(["trace", "convert"])
+        .arg(&fixture)
+        .args([
+            "--format",
+            "msr",
+            "--iolog-version",
+            "3",
+            "--wrap-to",
+            "64MiB",
+            "--out",
+        ])
+        .arg(&iolog));
+    let info = json(&run(spinstack()
+        .args(["trace", "info"])
+        .arg(&fixture)
+        .args(["--format", "msr", "--json"])));
+    let volume = create(
+        &dir,
+        &[
+            "--level",
+            "raid5",
+            "--members",
+            "3",
+            "--member-size",
+            "32MiB",
+        ],
+    );
+    let server = Server::start(&volume, &dir.join("nbd.sock"), &[]);
+    let text = run(&mut fio(
+        &server.uri(),
+        &[
+            &format!("--read_iolog={}", iolog.display()),
+            "--output-format=json",
+        ],
+    ));
+    let report = json(&text[text.find('{').unwrap()..]);
+    let job = &report["jobs"][0];
+    assert_eq!(job["error"], 0, "{job}");
+    let replayed =
+        job["read"]["total_ios"].as_u64().unwrap() + job["write"]["total_ios"].as_u64().unwrap();
+    assert_eq!(Some(replayed), info["records"].as_u64(), "{info}");
+    let served = volume_json(&["status", volume.to_str().unwrap()])["serving"]["latency"]
+        ["requests"]
+        .as_u64();
+    assert!(
+        served >= Some(replayed),
+        "server saw {served:?} requests for {replayed} replayed"
+    );
+    server.stop();
+    let _ = std::fs::remove_dir_all(&dir);
+}

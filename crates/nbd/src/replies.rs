@@ -15,55 +15,70 @@ use std::thread::ThreadId;
 
 /// Requests of one connection that were read and not yet answered: the reader waits
 /// while it is at its bound, so a client that pipelines without reading replies cannot
-/// make the server queue without limit.
+/// make the server queue without limit. Waking is paid only when someone waits (a
+/// condition-variable notify is a system call even with no waiter).
 pub(crate) struct InFlight {
-    count: Mutex<usize>,
+    state: Mutex<Counts>,
     changed: Condvar,
     bound: usize,
+}
+
+#[derive(Default)]
+struct Counts {
+    in_flight: usize,
+    waiters: usize,
 }
 
 impl InFlight {
     pub fn new(bound: usize) -> InFlight {
         assert!(bound > 0, "in-flight bound must be positive");
         InFlight {
-            count: Mutex::new(0),
+            state: Mutex::new(Counts::default()),
             changed: Condvar::new(),
             bound,
         }
     }
-    fn lock(&self) -> std::sync::MutexGuard<'_, usize> {
-        self.count.lock().unwrap_or_else(|poison| poison.into_inner())
+    fn lock(&self) -> std::sync::MutexGuard<'_, Counts> {
+        self.state
+            .lock()
+            .unwrap_or_else(|poison| poison.into_inner())
+    }
+    /// Waits on the condition until `done` holds.
+    fn wait_until(&self, done: impl Fn(&Counts) -> bool) -> std::sync::MutexGuard<'_, Counts> {
+        let mut counts = self.lock();
+        while !done(&counts) {
+            counts.waiters += 1;
+            counts = self
+                .changed
+                .wait(counts)
+                .unwrap_or_else(|poison| poison.into_inner());
+            counts.waiters -= 1;
+        }
+        counts
     }
     /// True when the next `acquire` would block.
     pub fn is_full(&self) -> bool {
-        *self.lock() >= self.bound
+        self.lock().in_flight >= self.bound
     }
     /// Blocks until one more request may be in flight, then counts it.
     pub fn acquire(&self) {
-        let mut count = self.lock();
-        while *count >= self.bound {
-            count = self
-                .changed
-                .wait(count)
-                .unwrap_or_else(|poison| poison.into_inner());
-        }
-        *count += 1;
+        let bound = self.bound;
+        self.wait_until(|counts| counts.in_flight < bound).in_flight += 1;
     }
     pub fn release(&self) {
-        let mut count = self.lock();
-        assert!(*count > 0, "released more requests than were in flight");
-        *count -= 1;
-        self.changed.notify_all();
+        let mut counts = self.lock();
+        assert!(
+            counts.in_flight > 0,
+            "released more requests than were in flight"
+        );
+        counts.in_flight -= 1;
+        if counts.waiters > 0 {
+            self.changed.notify_all();
+        }
     }
     /// Blocks until every request in flight was answered.
     pub fn wait_empty(&self) {
-        let mut count = self.lock();
-        while *count > 0 {
-            count = self
-                .changed
-                .wait(count)
-                .unwrap_or_else(|poison| poison.into_inner());
-        }
+        drop(self.wait_until(|counts| counts.in_flight == 0));
     }
 }
 
@@ -93,7 +108,9 @@ impl<W: Write + Send> ConnectionReplies<W> {
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, WriterState<W>> {
-        self.state.lock().unwrap_or_else(|poison| poison.into_inner())
+        self.state
+            .lock()
+            .unwrap_or_else(|poison| poison.into_inner())
     }
 
     /// Pushes buffered replies to the socket.

@@ -79,10 +79,12 @@ impl<S: BlockStore + Send + 'static> StoreBackend<S> {
         self.store_errors.load(Ordering::Relaxed)
     }
 
-    fn execute(&self, command: &Command) -> Result<Option<Vec<u8>>, Failure> {
+    /// Carries out `command`; a read's data lands in `read_buffer` (resized to the
+    /// length read).
+    fn execute(&self, command: &Command, read_buffer: &mut Vec<u8>) -> Result<(), Failure> {
         let mut guard = self.lock();
         let store = guard.as_mut().ok_or(Failure::ShutDown)?;
-        Ok(run_command(store, command)?)
+        Ok(run_command(store, command, read_buffer)?)
     }
 }
 
@@ -116,16 +118,17 @@ pub struct ShutDown;
 fn run_command<S: BlockStore>(
     store: &mut ByteStore<S>,
     command: &Command,
-) -> Result<Option<Vec<u8>>, StoreError> {
+    read_buffer: &mut Vec<u8>,
+) -> Result<(), StoreError> {
     {
         match *command {
             Command::Read {
                 offset_bytes,
                 length_bytes,
             } => {
-                let mut data = vec![0u8; length_bytes as usize];
-                store.read(offset_bytes, &mut data)?;
-                Ok(Some(data))
+                // Reused from request to request: no allocation or zeroing per read.
+                read_buffer.resize(length_bytes as usize, 0);
+                store.read(offset_bytes, read_buffer)
             }
             Command::Write {
                 offset_bytes,
@@ -135,7 +138,7 @@ fn run_command<S: BlockStore>(
                 store.write(offset_bytes, data)?;
                 flush_if(store, force_unit_access)
             }
-            Command::Flush => store.flush().map(|()| None),
+            Command::Flush => store.flush(),
             Command::Trim {
                 offset_bytes,
                 length_bytes,
@@ -165,11 +168,11 @@ fn run_command<S: BlockStore>(
 fn flush_if<S: BlockStore>(
     store: &mut ByteStore<S>,
     force_unit_access: bool,
-) -> Result<Option<Vec<u8>>, StoreError> {
+) -> Result<(), StoreError> {
     if force_unit_access {
         store.flush()?;
     }
-    Ok(None)
+    Ok(())
 }
 
 /// The protocol's answer to a failure.
@@ -242,42 +245,64 @@ impl<S: BlockStore + Send + 'static> Backend for StoreBackend<S> {
 
     fn submit(&self, command: Command, reply: Reply) {
         let received = Instant::now();
-        let outcome = self.execute(&command);
-        if let Err(error) = &outcome {
-            self.store_errors.fetch_add(1, Ordering::Relaxed);
-            eprintln!(
-                "serve: {command_name} failed: {error}",
-                command_name = name(&command)
-            );
-        }
-        let failed = outcome.is_err();
-        let latency = Arc::clone(&self.latency);
-        let answer = move || {
-            match outcome {
-                Ok(Some(data)) => reply.data(&data),
-                Ok(None) => reply.ok(),
-                Err(error) => reply.error(command_error(&error)),
+        READ_BUFFER.with(|buffer| {
+            let mut buffer = buffer.borrow_mut();
+            let outcome = self.execute(&command, &mut buffer);
+            if let Err(error) = &outcome {
+                self.store_errors.fetch_add(1, Ordering::Relaxed);
+                eprintln!("serve: {} failed: {error}", name(&command));
             }
-            let elapsed = Nanoseconds(received.elapsed().as_nanos() as u64);
-            latency
-                .lock()
-                .unwrap_or_else(|poison| poison.into_inner())
-                .record(elapsed);
-        };
-        match &self.pacer {
-            Some(pacer) if !failed => {
-                let (operation, lbn, sectors, force_unit_access) = paced_shape(&command);
-                pacer.submit(Paced {
-                    operation,
-                    lbn,
-                    sectors,
-                    force_unit_access,
-                    release: Box::new(answer),
-                });
+            let is_read = matches!(command, Command::Read { .. });
+            match &self.pacer {
+                Some(pacer) if outcome.is_ok() => {
+                    // The reply waits for the model: it keeps its own copy of the data.
+                    let data = if is_read {
+                        std::mem::take(&mut *buffer)
+                    } else {
+                        Vec::new()
+                    };
+                    let latency = Arc::clone(&self.latency);
+                    let (operation, lbn, sectors, force_unit_access) = paced_shape(&command);
+                    pacer.submit(Paced {
+                        operation,
+                        lbn,
+                        sectors,
+                        force_unit_access,
+                        release: Box::new(move || {
+                            answer(reply, Ok(is_read.then_some(&data[..])));
+                            record(&latency, received);
+                        }),
+                    });
+                }
+                _ => {
+                    let outcome = outcome.as_ref().map(|()| is_read.then_some(&buffer[..]));
+                    answer(reply, outcome);
+                    record(&self.latency, received);
+                }
             }
-            _ => answer(),
-        }
+        });
     }
+}
+
+thread_local! {
+    /// Each connection thread's read buffer, reused from request to request.
+    static READ_BUFFER: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+fn answer(reply: Reply, outcome: Result<Option<&[u8]>, &Failure>) {
+    match outcome {
+        Ok(Some(data)) => reply.data(data),
+        Ok(None) => reply.ok(),
+        Err(failure) => reply.error(command_error(failure)),
+    }
+}
+
+fn record(latency: &Mutex<LatencyHistogram>, received: Instant) {
+    let elapsed = Nanoseconds(received.elapsed().as_nanos() as u64);
+    latency
+        .lock()
+        .unwrap_or_else(|poison| poison.into_inner())
+        .record(elapsed);
 }
 
 fn name(command: &Command) -> &'static str {

@@ -60,6 +60,30 @@ pub struct TraceRecord {
     pub sectors: Sectors,
 }
 
+impl TraceRecord {
+    /// The record's first sector on a device of `capacity` sectors: unchanged when
+    /// the request fits; otherwise (`wrap`) the LBN modulo the capacity, moved back so
+    /// the request ends inside the device. `None` when it does not fit and `wrap` is
+    /// off, or when the request is longer than the device. One rule for every replay
+    /// (`simulate --trace --wrap`, `trace convert --wrap-to`).
+    pub fn placed(&self, capacity: Sectors, wrap: bool) -> Option<Lbn> {
+        let fits = self
+            .lbn
+            .0
+            .checked_add(self.sectors.0)
+            .is_some_and(|end| end <= capacity.0);
+        if fits {
+            Some(self.lbn)
+        } else if wrap && self.sectors.0 <= capacity.0 && capacity.0 > 0 {
+            Some(Lbn(
+                (self.lbn.0 % capacity.0).min(capacity.0 - self.sectors.0)
+            ))
+        } else {
+            None
+        }
+    }
+}
+
 /// The text formats the readers understand; see the crate documentation.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum TraceFormat {
