@@ -44,16 +44,8 @@ struct Expect {
     since: Vec<u64>,
 }
 
-struct SplitMix(u64);
-impl SplitMix {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-}
+/// The workspace's one seeded generator.
+type Rng = spinstack_sim::workload::Xoshiro256StarStar;
 
 /// Writes random checked blocks with a flush every eighth write until the server
 /// dies; returns the expectations.
@@ -64,14 +56,14 @@ fn checker(
     next_version: u64,
     stop: Arc<AtomicBool>,
 ) -> (Vec<Expect>, u64) {
-    let mut rng = SplitMix(seed);
+    let mut rng = Rng::seed_from_u64(seed);
     let mut version = next_version;
     let Ok(mut client) = NbdClient::connect(&socket) else {
         return (expect, version);
     };
     let mut written = 0u64;
     while !stop.load(Ordering::SeqCst) {
-        let block = rng.next() % CHECKED_BLOCKS;
+        let block = rng.next_u64() % CHECKED_BLOCKS;
         version += 1;
         expect[block as usize].since.push(version);
         if client
@@ -169,7 +161,7 @@ fn killed_server_loses_no_flushed_write_and_leaves_no_bad_parity() {
     );
     let path = volume.to_str().unwrap().to_string();
     let socket = dir.join("nbd.sock");
-    let mut rng = SplitMix(seed);
+    let mut rng = Rng::seed_from_u64(seed);
     let mut expect = vec![Expect::default(); CHECKED_BLOCKS as usize];
     let mut version = 0u64;
     for round in 0..ROUNDS {
@@ -193,10 +185,10 @@ fn killed_server_loses_no_flushed_write_and_leaves_no_bad_parity() {
         let stop = Arc::new(AtomicBool::new(false));
         let worker = {
             let (socket, expect, stop) = (socket.clone(), expect.clone(), Arc::clone(&stop));
-            let checker_seed = rng.next();
+            let checker_seed = rng.next_u64();
             std::thread::spawn(move || checker(socket, expect, checker_seed, version, stop))
         };
-        std::thread::sleep(Duration::from_millis(100 + rng.next() % 500));
+        std::thread::sleep(Duration::from_millis(100 + rng.next_u64() % 500));
         server.kill();
         stop.store(true, Ordering::SeqCst);
         let _ = load.kill();

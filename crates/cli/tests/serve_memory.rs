@@ -2,37 +2,15 @@
 //! memory store: proves the protocol implementation interoperates, independent of the
 //! persistent arrays. Each test skips, saying so, when its client is not installed.
 
+mod common;
+use common::{have, run, scratch};
 use spinstack_nbd::{start, Address, ServerConfig};
 use spinstack_serve::StoreBackend;
 use spinstack_sim::units::Sectors;
 use spinstack_store::MemoryStore;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 use std::sync::Arc;
-
-fn have(tool: &str) -> bool {
-    let found = Command::new("sh")
-        .arg("-c")
-        .arg(format!("command -v {tool}"))
-        .output()
-        .map(|out| out.status.success())
-        .unwrap_or(false);
-    if !found {
-        assert!(
-            std::env::var_os("SPINSTACK_REQUIRE_TOOLS").is_none(),
-            "{tool} is required here (SPINSTACK_REQUIRE_TOOLS is set) but not installed"
-        );
-        eprintln!("SKIP: {tool} is not installed (apt-get install libnbd-bin fio qemu-utils)");
-    }
-    found
-}
-
-fn scratch(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("spinstack-serve-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
-}
 
 fn serve_memory(dir: &Path, mib: u64) -> spinstack_nbd::ServerHandle {
     let store = MemoryStore::new(Sectors(mib * 2048)).unwrap();
@@ -47,17 +25,6 @@ fn serve_memory(dir: &Path, mib: u64) -> spinstack_nbd::ServerHandle {
 
 fn uri(dir: &Path) -> String {
     format!("nbd+unix:///?socket={}", dir.join("nbd.sock").display())
-}
-
-fn run(command: &mut Command) -> String {
-    let out = command.output().expect("client runs");
-    assert!(
-        out.status.success(),
-        "{command:?} failed: {}\n{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout).into_owned()
 }
 
 /// nbdinfo sees the export's size and the flags we advertise.
