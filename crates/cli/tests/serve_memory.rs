@@ -121,3 +121,26 @@ fn fio_random_verify_passes() {
         ])
         .arg(format!("--uri={}", uri(&dir))));
 }
+
+/// The same export over TCP (`--listen`): nbdinfo reaches it at the bound port.
+#[test]
+fn nbdinfo_over_tcp() {
+    if !have("nbdinfo") {
+        return;
+    }
+    let store = MemoryStore::new(Sectors(8 * 2048)).unwrap();
+    let backend = Arc::new(StoreBackend::new(store, None));
+    let server = start(
+        &Address::Tcp("127.0.0.1:0".parse().unwrap()),
+        backend,
+        ServerConfig::default(),
+    )
+    .unwrap();
+    let Address::Tcp(bound) = server.address().clone() else {
+        panic!("a TCP server reports a TCP address");
+    };
+    let text = run(Command::new("nbdinfo")
+        .arg("--json")
+        .arg(format!("nbd://127.0.0.1:{}", bound.port())));
+    assert!(text.contains("\"export-size\": 8388608"), "{text}");
+}
