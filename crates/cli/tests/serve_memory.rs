@@ -105,21 +105,18 @@ fn fio_random_verify_passes() {
     }
     let dir = scratch("fio");
     let _server = serve_memory(&dir, 32);
-    run(Command::new("fio")
-        .args([
-            "--name=verify",
-            "--ioengine=nbd",
+    run(&mut common::fio(
+        &uri(&dir),
+        &[
             "--rw=randwrite",
             "--bs=4k",
             "--iodepth=16",
-        ])
-        .args([
             "--size=16m",
             "--verify=crc32c",
             "--do_verify=1",
             "--verify_fatal=1",
-        ])
-        .arg(format!("--uri={}", uri(&dir))));
+        ],
+    ));
 }
 
 /// The same export over TCP (`--listen`): nbdinfo reaches it at the bound port.

@@ -142,6 +142,8 @@ pub fn fio(uri: &str, args: &[&str]) -> Command {
         .arg("--name=job")
         .arg("--ioengine=nbd")
         .arg(format!("--uri={uri}"))
+        // fio would leave a verify-state file in the working directory (the crate).
+        .arg("--verify_state_save=0")
         .args(args);
     command
 }
