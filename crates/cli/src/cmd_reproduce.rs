@@ -81,7 +81,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             written.tally.describe(),
             written.directory.join("summary.md").display()
         );
-        total = total.add(written.tally);
+        total = total.plus(written.tally);
     }
     // Only checks count: inputs and calibrations agree with the paper by construction.
     println!("{:<26} {}", "all", total.describe());

@@ -242,7 +242,7 @@ impl Tally {
         tally
     }
 
-    pub fn add(self, other: Tally) -> Tally {
+    pub fn plus(self, other: Tally) -> Tally {
         Tally {
             checks_within: self.checks_within + other.checks_within,
             checks: self.checks + other.checks,
