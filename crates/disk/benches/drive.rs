@@ -22,15 +22,7 @@ fn main() {
 }
 
 fn shared(relative: &str) -> Option<PathBuf> {
-    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../../../shared/disksim")
-        .join(relative);
-    if path.exists() {
-        Some(path)
-    } else {
-        eprintln!("SKIP: {} is absent", path.display());
-        None
-    }
+    spinstack_testdata::disksim(relative, "benchmark on DiskSim's validation data")
 }
 
 fn load(stem: &str) -> Option<DriveSpec> {

@@ -279,14 +279,10 @@ fn resolve_reads_a_toml_path_and_reports_bad_ones() {
 }
 
 fn disksim_params() -> Option<PathBuf> {
-    let directory =
-        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/disksim/params");
-    if directory.is_dir() {
-        Some(directory)
-    } else {
-        println!("SKIP: {} is absent", directory.display());
-        None
-    }
+    spinstack_testdata::disksim(
+        "params",
+        "compare the converted catalog entries with the importer",
+    )
 }
 
 #[test]

@@ -9,16 +9,10 @@ use spinstack_disk::spec::{
     LayoutSpec, ReadAheadMode, SchedulingPolicy, SeekSpec, SparingScheme, SurfaceOrder,
     ZonedLayoutSpec,
 };
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 fn params_dir() -> Option<PathBuf> {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/disksim/params");
-    if dir.is_dir() {
-        Some(dir)
-    } else {
-        eprintln!("SKIP: {} is absent", dir.display());
-        None
-    }
+    spinstack_testdata::disksim("params", "import the DiskSim parameter sets")
 }
 
 use layout_common::DISKSIM_DRIVES as DRIVES;

@@ -13,13 +13,7 @@ const FILES: [&str; 4] = [
 ];
 
 fn source_dir() -> Option<PathBuf> {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/disksim/params");
-    if dir.is_dir() {
-        Some(dir)
-    } else {
-        eprintln!("SKIP: {} is absent", dir.display());
-        None
-    }
+    spinstack_testdata::disksim("params", "damage the DiskSim parameter files")
 }
 
 /// Copy atlas10k to a fresh scratch dir, let `damage` edit it, and load it.

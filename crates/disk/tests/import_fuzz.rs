@@ -9,7 +9,7 @@
 
 use proptest::prelude::*;
 use spinstack_disk::import::load_parv;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::OnceLock;
 
 struct Scratch {
@@ -24,11 +24,9 @@ fn scratch() -> Option<&'static Scratch> {
     static SCRATCH: OnceLock<Option<Scratch>> = OnceLock::new();
     SCRATCH
         .get_or_init(|| {
-            let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/disksim/params");
-            let Ok(entries) = std::fs::read_dir(&src) else {
-                eprintln!("SKIP: {} is absent", src.display());
-                return None;
-            };
+            let src = spinstack_testdata::disksim("params", "mutate the DiskSim parameter sets")?;
+            let entries =
+                std::fs::read_dir(&src).unwrap_or_else(|e| panic!("{}: {e}", src.display()));
             let dir =
                 std::env::temp_dir().join(format!("spinstack-import-fuzz-{}", std::process::id()));
             std::fs::create_dir_all(&dir).unwrap();

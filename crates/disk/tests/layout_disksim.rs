@@ -10,16 +10,7 @@ use spinstack_sim::units::{Lbn, Sectors};
 use std::path::{Path, PathBuf};
 
 fn params_dir() -> Option<PathBuf> {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/disksim/params");
-    if dir.is_dir() {
-        Some(dir)
-    } else {
-        eprintln!(
-            "SKIP: {} is absent; DiskSim layout vectors not checked",
-            dir.display()
-        );
-        None
-    }
+    spinstack_testdata::disksim("params", "check the DiskSim layout vectors")
 }
 
 fn load(dir: &Path, name: &str) -> Layout {

@@ -12,7 +12,6 @@ mod layout_common;
 use spinstack_disk::import::load_parv;
 use spinstack_disk::layout::{Layout, Pbn};
 use spinstack_sim::units::Lbn;
-use std::path::Path;
 
 use layout_common::DISKSIM_DRIVES;
 
@@ -71,11 +70,10 @@ fn catalog_drives_agree() {
 // scheme they use, slips, defects and surface orders).
 #[test]
 fn disksim_drives_agree() {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/disksim/params");
-    if !dir.is_dir() {
-        eprintln!("SKIP: {} is absent", dir.display());
+    let Some(dir) = spinstack_testdata::disksim("params", "check the DiskSim layouts' geometry")
+    else {
         return;
-    }
+    };
     for name in DISKSIM_DRIVES {
         let spec =
             load_parv(&dir.join(format!("{name}.parv"))).unwrap_or_else(|e| panic!("{name}: {e}"));

@@ -15,7 +15,6 @@ use spinstack_disk::layout::{Layout, Pbn, SectorContent};
 use spinstack_disk::spec::{LayoutSpec, SparingScheme, ZoneSpec, ZonedLayoutSpec};
 use spinstack_sim::units::Lbn;
 use std::collections::BTreeSet;
-use std::path::Path;
 use std::sync::OnceLock;
 
 use layout_common::DISKSIM_DRIVES as DRIVES;
@@ -25,14 +24,9 @@ use layout_common::DISKSIM_DRIVES as DRIVES;
 fn drives() -> &'static [(&'static str, ZonedLayoutSpec, Layout)] {
     static DRIVES_CELL: OnceLock<Vec<(&'static str, ZonedLayoutSpec, Layout)>> = OnceLock::new();
     DRIVES_CELL.get_or_init(|| {
-        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/disksim/params");
-        if !dir.is_dir() {
-            eprintln!(
-                "SKIP: {} is absent; real layouts not checked",
-                dir.display()
-            );
+        let Some(dir) = spinstack_testdata::disksim("params", "check the real layouts") else {
             return Vec::new();
-        }
+        };
         DRIVES
             .iter()
             .map(|&name| {

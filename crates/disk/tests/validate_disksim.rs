@@ -8,13 +8,10 @@ use spinstack_sim::trace::read_validate_trace;
 use std::path::PathBuf;
 
 fn disksim_dir() -> Option<PathBuf> {
-    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/disksim");
-    if dir.join("params").is_dir() && dir.join("traces").is_dir() {
-        Some(dir)
-    } else {
-        eprintln!("SKIP: {} is absent", dir.display());
-        None
-    }
+    let what = "replay DiskSim's validation traces";
+    spinstack_testdata::disksim("params", what)?;
+    spinstack_testdata::disksim("traces", what)?;
+    Some(spinstack_testdata::disksim_root())
 }
 
 fn run(dir: &std::path::Path, name: &str) -> ValidateReport {

@@ -1,6 +1,15 @@
 //! Claims: one number from the paper next to ours, and whether they agree.
+//!
+//! Whether a claim is within its tolerance is never stored: [`Claim::within`] derives
+//! it from `paper`, `ours` and `tolerance` every time it is asked. `summary.json`
+//! carries a `within` field for its readers, but nothing here reads it back, so an
+//! edited or stale summary cannot show a verdict its own numbers contradict.
+//!
+//! Only claims of kind [`ClaimKind::Check`] count in "N of M within": a claim whose
+//! number we put into the model ourselves (an input) or fitted to the paper (a
+//! calibration) agrees by construction and proves nothing.
 
-use serde::{Deserialize, Serialize};
+use serde::{Deserialize, Serialize, Serializer};
 
 /// How far `ours` may be from `paper` and still count as reproducing it.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
@@ -46,8 +55,36 @@ impl Tolerance {
     }
 }
 
+/// What a claim's agreement with the paper can prove.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ClaimKind {
+    /// Ours is measured from the model and could disagree: counts in "N of M within".
+    Check,
+    /// Ours is a number we put into the model (a catalog entry built from it, a
+    /// feature we switched off): it agrees by construction. Shown, not counted.
+    Input,
+    /// Ours was used to infer an unknown of the model (fitted to the paper): it
+    /// agrees because we made it. Shown, not counted.
+    Calibration,
+}
+
+impl ClaimKind {
+    /// The word shown in the claims tables.
+    pub fn word(self) -> &'static str {
+        match self {
+            ClaimKind::Check => "check",
+            ClaimKind::Input => "input",
+            ClaimKind::Calibration => "calibration",
+        }
+    }
+}
+
 /// One quantitative statement of the paper and what spinstack measures for it.
-#[derive(Clone, Debug, Serialize, Deserialize)]
+///
+/// Deserializing ignores a `within` field (see the module doc); `kind` is required,
+/// so a summary written before kinds existed is refused rather than counted wrongly.
+#[derive(Clone, Debug, Deserialize)]
 pub struct Claim {
     /// What is claimed, in words.
     pub claim: String,
@@ -58,7 +95,7 @@ pub struct Claim {
     /// Unit of `paper` and `ours` (`ms`, `fraction`, `KB`, ...).
     pub unit: String,
     pub tolerance: Tolerance,
-    pub within: bool,
+    pub kind: ClaimKind,
     /// For a miss: why, with evidence from the model. May also qualify a hit.
     pub explanation: String,
 }
@@ -84,9 +121,41 @@ impl Claim {
             ours,
             unit: unit.to_string(),
             tolerance,
-            within: tolerance.accepts(paper, ours),
+            kind: ClaimKind::Check,
             explanation: String::new(),
         }
+    }
+
+    /// Whether ours is within the tolerance of the paper's number, derived afresh.
+    pub fn within(&self) -> bool {
+        self.tolerance.accepts(self.paper, self.ours)
+    }
+
+    /// Whether the claim counts in "N of M within".
+    pub fn is_check(&self) -> bool {
+        self.kind == ClaimKind::Check
+    }
+
+    /// Mark the claim an input: ours holds by construction (`why` names the catalog
+    /// entry or parameter it comes from, and is put first in the explanation).
+    pub fn input(self, why: impl Into<String>) -> Claim {
+        self.of_kind(ClaimKind::Input, why.into())
+    }
+
+    /// Mark the claim a calibration: ours was used to infer an unknown of the model
+    /// (`why` says which, and is put first in the explanation).
+    pub fn calibration(self, why: impl Into<String>) -> Claim {
+        self.of_kind(ClaimKind::Calibration, why.into())
+    }
+
+    fn of_kind(mut self, kind: ClaimKind, why: String) -> Claim {
+        self.kind = kind;
+        self.explanation = if self.explanation.is_empty() {
+            why
+        } else {
+            format!("{why} {}", self.explanation)
+        };
+        self
     }
 
     /// The paper's side as printed in tables: its number, or "> bound" / "< bound"
@@ -108,11 +177,105 @@ impl Claim {
     /// Attach `text` only when the claim misses its tolerance (a reason for a miss
     /// reads oddly next to a hit).
     pub fn explain_if_missed(self, text: impl Into<String>) -> Claim {
-        if self.within {
+        if self.within() {
             self
         } else {
             self.explain(text)
         }
+    }
+}
+
+/// What `summary.json` holds for one claim: the claim's fields and, for readers, its
+/// verdict as derived when written.
+#[derive(Serialize)]
+struct ClaimRecord<'a> {
+    claim: &'a str,
+    source: &'a str,
+    paper: f64,
+    ours: f64,
+    unit: &'a str,
+    tolerance: Tolerance,
+    kind: ClaimKind,
+    within: bool,
+    explanation: &'a str,
+}
+
+impl Serialize for Claim {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ClaimRecord {
+            claim: &self.claim,
+            source: &self.source,
+            paper: self.paper,
+            ours: self.ours,
+            unit: &self.unit,
+            tolerance: self.tolerance,
+            kind: self.kind,
+            within: self.within(),
+            explanation: &self.explanation,
+        }
+        .serialize(serializer)
+    }
+}
+
+/// How a set of claims came out: only checks are counted as within or not.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Tally {
+    pub checks_within: usize,
+    pub checks: usize,
+    pub inputs: usize,
+    pub calibrations: usize,
+}
+
+impl Tally {
+    pub fn of<'a>(claims: impl IntoIterator<Item = &'a Claim>) -> Tally {
+        let mut tally = Tally::default();
+        for claim in claims {
+            match claim.kind {
+                ClaimKind::Check => {
+                    tally.checks += 1;
+                    tally.checks_within += usize::from(claim.within());
+                }
+                ClaimKind::Input => tally.inputs += 1,
+                ClaimKind::Calibration => tally.calibrations += 1,
+            }
+        }
+        tally
+    }
+
+    pub fn plus(self, other: Tally) -> Tally {
+        Tally {
+            checks_within: self.checks_within + other.checks_within,
+            checks: self.checks + other.checks,
+            inputs: self.inputs + other.inputs,
+            calibrations: self.calibrations + other.calibrations,
+        }
+    }
+
+    /// `3 of 5 checks within tolerance` plus, when there are any, the claims not
+    /// counted: `(1 input, 2 calibrations not counted)`.
+    pub fn describe(&self) -> String {
+        let mut text = format!(
+            "{} of {} checks within tolerance",
+            self.checks_within, self.checks
+        );
+        let not_counted = self.not_counted();
+        if !not_counted.is_empty() {
+            text.push_str(&format!(" ({not_counted} not counted)"));
+        }
+        text
+    }
+
+    /// `1 input, 2 calibrations`, or empty when every claim is a check.
+    pub fn not_counted(&self) -> String {
+        let plural = |n: usize, word: &str| format!("{n} {word}{}", if n == 1 { "" } else { "s" });
+        let mut parts = Vec::new();
+        if self.inputs > 0 {
+            parts.push(plural(self.inputs, "input"));
+        }
+        if self.calibrations > 0 {
+            parts.push(plural(self.calibrations, "calibration"));
+        }
+        parts.join(", ")
     }
 }
 
@@ -164,5 +327,55 @@ mod tests {
         assert!(
             Tolerance::LessThan.accepts(0.5, 0.2) && !Tolerance::LessThan.accepts(0.5, f64::NAN)
         );
+    }
+
+    fn miss() -> Claim {
+        Claim::new("a number", "§1", "ms", 10.0, 20.0)
+    }
+
+    // Guards issue 12 §2 "the report reads `within` back from summary.json": a summary
+    // whose stored verdict contradicts its own numbers (within: true, ours twice the
+    // paper's) reads back as a miss, because the verdict is derived, never read.
+    #[test]
+    fn stored_within_is_ignored_when_read_back() {
+        let mut json: serde_json::Value = serde_json::to_value(miss()).unwrap();
+        assert_eq!(json["within"], serde_json::Value::Bool(false));
+        json["within"] = serde_json::Value::Bool(true);
+        let read: Claim = serde_json::from_value(json).unwrap();
+        assert!(!read.within(), "a tampered `within: true` was believed");
+        assert!(Tally::of([&read]).checks_within == 0);
+    }
+
+    // Guards issue 12 §2 "claims that hold by construction are not checks": inputs and
+    // calibrations are written with their kind and left out of "N of M within", even
+    // when they agree with the paper.
+    #[test]
+    fn only_checks_count() {
+        let hit = Claim::new("hit", "§1", "ms", 10.0, 10.5);
+        let input = Claim::new("input", "§1", "sectors", 1144.0, 1144.0).input("Built from it.");
+        let calibration =
+            Claim::new("fit", "§1", "ms", 2.2, 2.2).calibration("Zone width fitted to it.");
+        let claims = [hit, miss(), input.clone(), calibration];
+        let tally = Tally::of(&claims);
+        assert_eq!(
+            tally,
+            Tally {
+                checks_within: 1,
+                checks: 2,
+                inputs: 1,
+                calibrations: 1
+            }
+        );
+        assert_eq!(
+            tally.describe(),
+            "1 of 2 checks within tolerance (1 input, 1 calibration not counted)"
+        );
+        let json = serde_json::to_value(&input).unwrap();
+        assert_eq!(json["kind"], "input");
+        assert_eq!(json["explanation"], "Built from it.");
+        let summary_without_kind = r#"{"claim":"x","source":"s","paper":1.0,"ours":1.0,
+            "unit":"ms","tolerance":{"kind":"relative","value":0.1},"within":true,
+            "explanation":""}"#;
+        assert!(serde_json::from_str::<Claim>(summary_without_kind).is_err());
     }
 }

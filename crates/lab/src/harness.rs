@@ -2,7 +2,7 @@
 //! `DIR/ID/data.csv`, `plot.svg` (+ `plot.png` when a font is available),
 //! `summary.md` and `summary.json`.
 
-use crate::claim::{format_number, Claim};
+use crate::claim::{format_number, Claim, Tally};
 use crate::plot::{render_svg, Figure, Rasteriser};
 use crate::table::DataTable;
 use crate::LabError;
@@ -61,8 +61,8 @@ pub trait Experiment: Sync {
 pub struct Written {
     pub id: String,
     pub directory: PathBuf,
-    pub claims_within: usize,
-    pub claims_total: usize,
+    /// Checks within tolerance, checks, and the claims not counted.
+    pub tally: Tally,
     pub png: bool,
 }
 
@@ -111,30 +111,82 @@ pub fn run_and_write(
     Ok(Written {
         id: experiment.id().to_string(),
         directory,
-        claims_within: outcome.claims.iter().filter(|c| c.within).count(),
-        claims_total: outcome.claims.len(),
+        tally: Tally::of(&outcome.claims),
         png,
     })
 }
 
-/// The claims table as Markdown.
+/// The heading that ends the claims section of `summary.md` (when the experiment has
+/// setup notes); the report regenerates everything before it from `summary.json`.
+pub const SETUP_HEADING: &str = "## Setup";
+/// How the last line of `summary.md` starts (it ends the claims section when there
+/// are no setup notes).
+pub const RUN_LINE_PREFIX: &str = "Run: seed ";
+
+/// The claims table as Markdown. Inputs and calibrations show their verdict in
+/// parentheses: it is not counted.
 pub fn claims_table(claims: &[Claim]) -> String {
-    let mut out = String::from("| claim | paper | spinstack | tolerance | within? |\n");
-    out.push_str("|---|---|---|---|---|\n");
+    let mut out = String::from("| claim | kind | paper | spinstack | tolerance | within? |\n");
+    out.push_str("|---|---|---|---|---|---|\n");
     for claim in claims {
+        let verdict = match (claim.is_check(), claim.within()) {
+            (true, true) => "yes",
+            (true, false) => "**no**",
+            (false, true) => "(yes)",
+            (false, false) => "(**no**)",
+        };
         out.push_str(&format!(
-            "| {} ({}) | {} {} | {} {} | {} | {} |\n",
+            "| {} ({}) | {} | {} {} | {} {} | {} | {verdict} |\n",
             claim.claim,
             claim.source,
+            claim.kind.word(),
             claim.paper_text(),
             claim.unit,
             format_number(claim.ours),
             claim.unit,
             claim.tolerance.describe(&claim.unit),
-            if claim.within { "yes" } else { "**no**" }
         ));
     }
     out
+}
+
+/// Everything `summary.md` says about the claims: the count, the table and the notes
+/// on them, all derived from the claims themselves (the report calls this too, on
+/// the claims it reads back, rather than copying a summary's verdicts).
+pub fn claims_section(claims: &[Claim]) -> String {
+    let mut out = format!("{}.\n\n", capitalise(&Tally::of(claims).describe()));
+    out.push_str(&claims_table(claims));
+    let explained: Vec<&Claim> = claims
+        .iter()
+        .filter(|c| !c.explanation.is_empty())
+        .collect();
+    if !explained.is_empty() {
+        out.push_str("\n## Notes on the claims\n\n");
+        for claim in explained {
+            let verdict = if claim.within() {
+                "within"
+            } else {
+                "NOT within"
+            };
+            let verdict = match claim.is_check() {
+                true => verdict.to_string(),
+                false => format!("{}, {verdict}, not counted", claim.kind.word()),
+            };
+            out.push_str(&format!(
+                "- **{}** ({verdict}): {}\n",
+                claim.claim, claim.explanation
+            ));
+        }
+    }
+    out
+}
+
+fn capitalise(text: &str) -> String {
+    let mut characters = text.chars();
+    match characters.next() {
+        Some(first) => first.to_uppercase().chain(characters).collect(),
+        None => String::new(),
+    }
 }
 
 fn summary_markdown(
@@ -144,31 +196,16 @@ fn summary_markdown(
     png: bool,
 ) -> String {
     let mut out = format!("# {}: {}\n\n", experiment.id(), experiment.title());
-    out.push_str(&claims_table(&outcome.claims));
-    let explained: Vec<&Claim> = outcome
-        .claims
-        .iter()
-        .filter(|c| !c.explanation.is_empty())
-        .collect();
-    if !explained.is_empty() {
-        out.push_str("\n## Notes on the claims\n\n");
-        for claim in explained {
-            let verdict = if claim.within { "within" } else { "NOT within" };
-            out.push_str(&format!(
-                "- **{}** ({verdict}): {}\n",
-                claim.claim, claim.explanation
-            ));
-        }
-    }
+    out.push_str(&claims_section(&outcome.claims));
     if !outcome.notes.is_empty() {
-        out.push_str("\n## Setup\n\n");
+        out.push_str(&format!("\n{SETUP_HEADING}\n\n"));
         for note in &outcome.notes {
             out.push_str(&format!("{note}\n\n"));
         }
     }
     let png_note = if png { ", `plot.png`" } else { "" };
     out.push_str(&format!(
-        "\nRun: seed {}, {} requests per point. Files: `data.csv`, `plot.svg`{png_note}.\n",
+        "\n{RUN_LINE_PREFIX}{}, {} requests per point. Files: `data.csv`, `plot.svg`{png_note}.\n",
         context.seed, context.scale.requests_per_point
     ));
     out

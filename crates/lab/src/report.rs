@@ -1,16 +1,23 @@
 //! `spinstack report`: one `REPORT.md` and one `report.html` over every experiment's
 //! results in a directory, the page a reader opens first.
+//!
+//! Every verdict and count shown is derived here from each claim's paper number, our
+//! number and tolerance as read from `summary.json`; the `within` field and the claims
+//! section of `summary.md` are not trusted (only its setup notes and run line are
+//! copied), so an edited or stale summary cannot show a verdict its numbers contradict.
 
-use crate::claim::{format_number, Claim};
+use crate::claim::{format_number, Claim, Tally};
+use crate::harness::{claims_section, RUN_LINE_PREFIX, SETUP_HEADING};
 use crate::LabError;
 use std::path::{Path, PathBuf};
 
 /// One experiment's results as found on disk.
 struct Found {
     id: String,
-    /// summary.md without its first (title) line.
+    /// summary.md's first (title) line, without the id.
     title: String,
-    body: String,
+    /// summary.md from its setup notes (or run line) on: what follows the claims.
+    after_claims: String,
     claims: Vec<Claim>,
     has_png: bool,
 }
@@ -40,10 +47,24 @@ fn load(directory: &Path, id: &str) -> Result<Found, LabError> {
                 .unwrap_or(title)
                 .to_string()
         },
-        body: rest.trim().to_string(),
+        after_claims: after_claims_section(rest).trim().to_string(),
         claims,
         has_png: directory.join("plot.png").exists(),
     })
+}
+
+/// The part of a summary.md body after its claims section: from the setup heading,
+/// or the run line when there are no setup notes; empty when it has neither.
+fn after_claims_section(body: &str) -> &str {
+    let mut offset = 0;
+    for line in body.split_inclusive('\n') {
+        let text = line.trim_end();
+        if text == SETUP_HEADING || text.starts_with(RUN_LINE_PREFIX) {
+            return &body[offset..];
+        }
+        offset += line.len();
+    }
+    ""
 }
 
 /// Experiment directories under `out`: registry order first, then any others by name.
@@ -89,31 +110,32 @@ fn write(path: &Path, text: &str) -> Result<(), LabError> {
     })
 }
 
-fn totals(found: &[Found]) -> (usize, usize) {
-    let within = found
-        .iter()
-        .flat_map(|f| &f.claims)
-        .filter(|c| c.within)
-        .count();
-    let total = found.iter().map(|f| f.claims.len()).sum();
-    (within, total)
+fn totals(found: &[Found]) -> Tally {
+    Tally::of(found.iter().flat_map(|f| &f.claims))
 }
 
 fn markdown(found: &[Found]) -> String {
-    let (within, total) = totals(found);
+    let totals = totals(found);
     let mut out = String::from("# spinstack: paper results reproduced\n\n");
     out.push_str(&format!(
-        "{within} of {total} claims are within tolerance. Each section below gives the \
-         paper's number, spinstack's, and for every miss the reason found in the model.\n\n"
+        "{} of {} checks are within tolerance{}. Each section below gives the paper's \
+         number, spinstack's, and for every miss the reason found in the model. Inputs \
+         (numbers the model was built from) and calibrations (numbers it was fitted to) \
+         agree by construction and are not counted.\n\n",
+        totals.checks_within,
+        totals.checks,
+        not_counted_suffix(&totals),
     ));
-    out.push_str("| experiment | claims within | plot |\n|---|---|---|\n");
+    out.push_str("| experiment | checks within | not counted | plot |\n|---|---|---|---|\n");
     for f in found {
-        let inside = f.claims.iter().filter(|c| c.within).count();
+        let tally = Tally::of(&f.claims);
         out.push_str(&format!(
-            "| [{}](#{}) | {inside} / {} | [{}]({}/{}) |\n",
+            "| [{}](#{}) | {} / {} | {} | [{}]({}/{}) |\n",
             f.id,
             f.id,
-            f.claims.len(),
+            tally.checks_within,
+            tally.checks,
+            tally.not_counted(),
             plot_name(f),
             f.id,
             plot_name(f)
@@ -122,10 +144,24 @@ fn markdown(found: &[Found]) -> String {
     for f in found {
         out.push_str(&format!("\n## {}\n\n{}\n\n", f.id, f.title));
         out.push_str(&format!("![{}]({}/{})\n\n", f.id, f.id, plot_name(f)));
-        out.push_str(&f.body);
-        out.push('\n');
+        out.push_str(&claims_section(&f.claims));
+        if !f.after_claims.is_empty() {
+            out.push('\n');
+            out.push_str(&f.after_claims);
+            out.push('\n');
+        }
     }
     out
+}
+
+/// ` (2 inputs, 1 calibration not counted)`, or nothing.
+fn not_counted_suffix(tally: &Tally) -> String {
+    let not_counted = tally.not_counted();
+    if not_counted.is_empty() {
+        not_counted
+    } else {
+        format!(" ({not_counted} not counted)")
+    }
 }
 
 fn plot_name(found: &Found) -> &'static str {
@@ -143,7 +179,7 @@ fn escape(text: &str) -> String {
 }
 
 fn html(found: &[Found]) -> String {
-    let (within, total) = totals(found);
+    let totals = totals(found);
     let mut out = String::from(
         "<!doctype html>\n<html><head><meta charset=\"utf-8\"><title>spinstack report</title>\n\
          <style>body{font-family:sans-serif;max-width:1000px;margin:auto}\
@@ -152,7 +188,10 @@ fn html(found: &[Found]) -> String {
          </head><body>\n<h1>spinstack: paper results reproduced</h1>\n",
     );
     out.push_str(&format!(
-        "<p>{within} of {total} claims are within tolerance.</p>\n<ul>\n"
+        "<p>{} of {} checks are within tolerance{}.</p>\n<ul>\n",
+        totals.checks_within,
+        totals.checks,
+        escape(&not_counted_suffix(&totals))
     ));
     for f in found {
         out.push_str(&format!(
@@ -185,19 +224,21 @@ fn html(found: &[Found]) -> String {
 
 fn claims_html(claims: &[Claim]) -> String {
     let mut out = String::from(
-        "<table><tr><th>claim</th><th>paper</th><th>spinstack</th><th>tolerance</th>\
-         <th>within?</th></tr>\n",
+        "<table><tr><th>claim</th><th>kind</th><th>paper</th><th>spinstack</th>\
+         <th>tolerance</th><th>within?</th></tr>\n",
     );
     for c in claims {
-        let verdict = if c.within {
-            "yes"
-        } else {
-            "<span class=\"no\">no</span>"
+        let verdict = match (c.is_check(), c.within()) {
+            (true, true) => "yes",
+            (true, false) => "<span class=\"no\">no</span>",
+            (false, true) => "(yes, not counted)",
+            (false, false) => "(no, not counted)",
         };
         out.push_str(&format!(
-            "<tr><td>{} ({})</td><td>{} {}</td><td>{} {}</td><td>{}</td><td>{verdict}</td></tr>\n",
+            "<tr><td>{} ({})</td><td>{}</td><td>{} {}</td><td>{} {}</td><td>{}</td><td>{verdict}</td></tr>\n",
             escape(&c.claim),
             escape(&c.source),
+            c.kind.word(),
             c.paper_text(),
             escape(&c.unit),
             format_number(c.ours),
@@ -206,7 +247,7 @@ fn claims_html(claims: &[Claim]) -> String {
         ));
         if !c.explanation.is_empty() {
             out.push_str(&format!(
-                "<tr><td colspan=\"5\"><small>{}</small></td></tr>\n",
+                "<tr><td colspan=\"6\"><small>{}</small></td></tr>\n",
                 escape(&c.explanation)
             ));
         }

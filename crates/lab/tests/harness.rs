@@ -74,7 +74,15 @@ fn every_experiment_writes_its_files() {
         let claims = json.as_array().expect("a list of claims");
         assert!(!claims.is_empty(), "{}: no claims", experiment.id());
         for claim in claims {
-            for key in ["claim", "paper", "ours", "tolerance", "within", "source"] {
+            for key in [
+                "claim",
+                "paper",
+                "ours",
+                "tolerance",
+                "kind",
+                "within",
+                "source",
+            ] {
                 assert!(
                     claim.get(key).is_some(),
                     "{}: claim lacks {key}",
@@ -83,7 +91,7 @@ fn every_experiment_writes_its_files() {
             }
         }
         let summary = String::from_utf8(read(&directory.join("summary.md"))).unwrap();
-        assert!(summary.contains("| claim | paper | spinstack | tolerance | within? |"));
+        assert!(summary.contains("| claim | kind | paper | spinstack | tolerance | within? |"));
     }
 }
 
@@ -99,6 +107,6 @@ fn report_gathers_results() {
     let markdown = String::from_utf8(read(&markdown)).unwrap();
     let html = String::from_utf8(read(&html)).unwrap();
     assert!(markdown.contains("## excluded-blocks"));
-    assert!(markdown.contains("| claim | paper | spinstack | tolerance | within? |"));
+    assert!(markdown.contains("| claim | kind | paper | spinstack | tolerance | within? |"));
     assert!(html.contains("<img src=\"excluded-blocks/plot.svg\""));
 }

@@ -234,18 +234,13 @@ fn inheritance_helpers() {
     assert_eq!((get("x"), get("y")), (Some(1), Some(3)));
 }
 
-fn params_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/disksim/params")
-}
-
 // Proves every real DiskSim .parv in the shared folder parses, with its includes.
 #[test]
 fn parses_every_real_parv() {
-    let dir = params_dir();
-    let Ok(entries) = std::fs::read_dir(&dir) else {
-        eprintln!("SKIP: {} is absent", dir.display());
+    let Some(dir) = spinstack_testdata::disksim("params", "parse every real .parv") else {
         return;
     };
+    let entries = std::fs::read_dir(&dir).unwrap_or_else(|e| panic!("{}: {e}", dir.display()));
     let mut count = 0;
     for entry in entries.flatten() {
         let path = entry.path();

@@ -8,10 +8,6 @@ use proptest::prelude::*;
 use spinstack_param::parse_str;
 use std::path::{Path, PathBuf};
 
-fn params_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/disksim/params")
-}
-
 /// The real top-level and included files, if present (read once).
 fn real_files() -> &'static [(PathBuf, Vec<u8>)] {
     static FILES: std::sync::OnceLock<Vec<(PathBuf, Vec<u8>)>> = std::sync::OnceLock::new();
@@ -19,13 +15,10 @@ fn real_files() -> &'static [(PathBuf, Vec<u8>)] {
 }
 
 fn read_real_files() -> Vec<(PathBuf, Vec<u8>)> {
-    let Ok(entries) = std::fs::read_dir(params_dir()) else {
-        eprintln!(
-            "SKIP real-file mutations: {} is absent",
-            params_dir().display()
-        );
+    let Some(dir) = spinstack_testdata::disksim("params", "mutate the real parameter files") else {
         return Vec::new();
     };
+    let entries = std::fs::read_dir(&dir).unwrap_or_else(|e| panic!("{}: {e}", dir.display()));
     let mut files: Vec<(PathBuf, Vec<u8>)> = entries
         .flatten()
         .map(|e| e.path())

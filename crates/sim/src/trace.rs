@@ -220,11 +220,11 @@ mod tests {
     // Proves all seven shared validation traces parse completely (one record per line).
     #[test]
     fn shared_traces_parse() {
-        let folder = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/disksim/traces");
-        if !folder.is_dir() {
-            eprintln!("SKIP: {} is absent", folder.display());
+        let Some(folder) =
+            spinstack_testdata::disksim("traces", "parse the shared validation traces")
+        else {
             return;
-        }
+        };
         let names = [
             "atlas_III",
             "barracuda",

@@ -1,0 +1,274 @@
+//! The headline numbers of every experiment, pinned (issue 12 §2: "pin the key numbers
+//! of every experiment in a test, so a change that moves results is seen in review
+//! instead of silently regenerating them").
+//!
+//! Each experiment runs as `spinstack reproduce --all` runs it (the paper's 5,000
+//! requests per point, the published seed) and 2–4 of its claims' "ours" must lie
+//! within a stated band of the value pinned here. Runs are deterministic, so a band is
+//! not an allowance for noise: it is how far a change may move a headline number
+//! before review has to look. ±2% for means and efficiencies, ±3% for reductions,
+//! ratios and standard deviations (differences of two measured means, so they move
+//! more), ±5% or an absolute bound where the number is a small difference or near
+//! zero. A change that moves one past its band updates the pin here, in the same
+//! commit, saying why. All twelve experiments together take about 10 s in release
+//! mode on one core.
+
+use indicatif::ProgressBar;
+use spinstack_lab::claim::{Claim, Tolerance};
+use spinstack_lab::harness::{RunContext, Scale, DEFAULT_SEED};
+
+/// One pinned number: the claim whose text starts with `claim`, its ours, its band.
+struct Pin {
+    claim: &'static str,
+    ours: f64,
+    band: Tolerance,
+}
+
+const fn pin(claim: &'static str, ours: f64, fraction: f64) -> Pin {
+    Pin {
+        claim,
+        ours,
+        band: Tolerance::Relative(fraction),
+    }
+}
+
+const fn pin_absolute(claim: &'static str, ours: f64, bound: f64) -> Pin {
+    Pin {
+        claim,
+        ours,
+        band: Tolerance::Absolute(bound),
+    }
+}
+
+/// Every experiment's pins, in the registry's order.
+const PINS: &[(&str, &[Pin])] = &[
+    (
+        "fig1-efficiency",
+        &[
+            pin("track-aligned, track-sized reads: efficiency", 0.8083, 0.02),
+            pin("unaligned, track-sized: share of maximum", 0.6026, 0.02),
+            pin("unaligned reads of 1 MB: efficiency", 0.7727, 0.02),
+            pin("request size at which unaligned reads reach", 1449.9, 0.03),
+        ],
+    ),
+    (
+        "fig3-rotational-latency",
+        &[
+            pin("ordinary disk, 1-sector request", 2.9876, 0.02),
+            pin("zero-latency disk, half-track request", 2.2205, 0.02),
+            pin_absolute("zero-latency disk, track-sized request", 0.0071, 0.05),
+        ],
+    ),
+    (
+        "fig6-head-time",
+        &[
+            pin(
+                "track-sized reads, onereq: head-time reduction",
+                24.221,
+                0.03,
+            ),
+            pin(
+                "track-sized reads, tworeq: head-time reduction",
+                33.286,
+                0.03,
+            ),
+            pin("tworeq, aligned, track-sized: head time", 7.4227, 0.02),
+            pin("average seek of the workload", 1.4451, 0.02),
+        ],
+    ),
+    (
+        "fig7-breakdown",
+        &[
+            pin("aligned, in-order bus: overlap", 49.415, 0.03),
+            pin("track-sized access: time saved by alignment", 2.7392, 0.03),
+        ],
+    ),
+    (
+        "writes",
+        &[
+            pin(
+                "track-sized writes, onereq, unaligned: head time",
+                11.352,
+                0.02,
+            ),
+            pin(
+                "track-sized writes, onereq, aligned: head time",
+                7.6715,
+                0.02,
+            ),
+            pin("onereq: head-time reduction", 32.423, 0.03),
+            pin("tworeq: head-time reduction", 32.972, 0.03),
+        ],
+    ),
+    (
+        "fig8-variance",
+        &[
+            pin("σ, aligned, 1-sector requests", 1.7626, 0.03),
+            pin("σ, aligned, track-sized requests", 0.6092, 0.03),
+            pin("σ, unaligned, track-sized requests", 1.8503, 0.03),
+            pin("σ of the seeks in this workload", 0.3151, 0.03),
+        ],
+    ),
+    (
+        "zero-latency-matters",
+        &[
+            pin("Atlas 10K, onereq: head-time reduction", 23.992, 0.03),
+            pin("Atlas 10K, tworeq: head-time reduction", 32.543, 0.03),
+            pin("Ultrastar 18ES (no zero-latency), onereq", 7.0901, 0.05),
+            pin("Cheetah X15 (no zero-latency), onereq", 4.7236, 0.05),
+        ],
+    ),
+    (
+        "excluded-blocks",
+        &[
+            pin("Atlas 10K: one in N 8 KB blocks", 19.727, 0.02),
+            pin("Atlas 10K II: one in N 8 KB blocks", 33.554, 0.02),
+        ],
+    ),
+    (
+        "boundary-test",
+        &[
+            pin("mean time, read crosses a track boundary", 4.6074, 0.02),
+            pin("mean time, read within one track", 4.2160, 0.02),
+            pin_absolute("crossing minus within", 0.3915, 0.05),
+        ],
+    ),
+    (
+        "zero-latency-test",
+        &[
+            pin_absolute("Maxtor Atlas 10K V: share of second reads", 0.9996, 0.01),
+            pin("cheetahx15 (no zero-latency): median", 3.9883, 0.02),
+            pin("ultrastar36z15 (no zero-latency): median", 3.9894, 0.02),
+        ],
+    ),
+    (
+        "dab-iometer",
+        &[
+            pin("RAID-0 without DAB declines at small sizes", 0.2796, 0.03),
+            pin("DAB improves small-block requests per second", 4.0115, 0.03),
+            pin(
+                "software RAID-0 works better than a single disk",
+                1.1995,
+                0.03,
+            ),
+            pin("DAB costs host CPU on large blocks", 3.2232, 0.03),
+        ],
+    ),
+    (
+        "raid5-alignment",
+        &[
+            pin("chunk = largest track: chunks span 1+ tracks", 0.8761, 0.03),
+            pin("chunk = smallest track: sectors left unused", 26.207, 0.02),
+            pin(
+                "track-aligned member requests take less head time",
+                0.7160,
+                0.03,
+            ),
+            pin(
+                "track-aligned RAID-5 reads large requests faster",
+                1.1691,
+                0.03,
+            ),
+        ],
+    ),
+];
+
+fn pins_of(id: &str) -> &'static [Pin] {
+    PINS.iter()
+        .find(|(pinned, _)| *pinned == id)
+        .unwrap_or_else(|| panic!("{id}: no pins"))
+        .1
+}
+
+/// The one claim whose text starts with `start`.
+fn claim_starting<'a>(id: &str, claims: &'a [Claim], start: &str) -> &'a Claim {
+    let matching: Vec<&Claim> = claims
+        .iter()
+        .filter(|c| c.claim.starts_with(start))
+        .collect();
+    match matching[..] {
+        [one] => one,
+        _ => panic!(
+            "{id}: {} claims start with `{start}`; the claims are: {:#?}",
+            matching.len(),
+            claims.iter().map(|c| &c.claim).collect::<Vec<_>>()
+        ),
+    }
+}
+
+/// Run `id` at the published size and seed and check its pins; every number out of
+/// its band is reported, not just the first.
+fn check(id: &str) {
+    let progress = ProgressBar::hidden();
+    let context = RunContext {
+        scale: Scale::PAPER,
+        seed: DEFAULT_SEED,
+        progress: &progress,
+    };
+    let experiment = spinstack_lab::find(id).expect("a registered experiment");
+    let outcome = experiment
+        .run(&context)
+        .unwrap_or_else(|e| panic!("{id}: {e}"));
+    let moved: Vec<String> = pins_of(id)
+        .iter()
+        .filter_map(|pin| {
+            let ours = claim_starting(id, &outcome.claims, pin.claim).ours;
+            (!pin.band.accepts(pin.ours, ours)).then(|| {
+                format!(
+                    "`{}`: now {ours}, pinned {} {}",
+                    pin.claim,
+                    pin.ours,
+                    pin.band.describe("")
+                )
+            })
+        })
+        .collect();
+    assert!(
+        moved.is_empty(),
+        "{id} (seed {DEFAULT_SEED}, {} requests per point): headline numbers moved past \
+         their bands; if the change is meant, update the pins in this file and say why:\n{}",
+        Scale::PAPER.requests_per_point,
+        moved.join("\n")
+    );
+}
+
+// Proves the pin table covers exactly the registered experiments, 2-4 numbers each:
+// a new experiment cannot land without pinned numbers.
+#[test]
+fn every_experiment_is_pinned() {
+    let registered: Vec<&str> = spinstack_lab::all().iter().map(|e| e.id()).collect();
+    let pinned: Vec<&str> = PINS.iter().map(|(id, _)| *id).collect();
+    assert_eq!(registered, pinned);
+    for (id, pins) in PINS {
+        assert!((2..=4).contains(&pins.len()), "{id}: {} pins", pins.len());
+    }
+}
+
+/// One test per experiment, so they run in parallel and a moved number names its
+/// experiment in the test list.
+macro_rules! pinned {
+    ($($test:ident => $id:literal,)*) => {
+        $(
+            // Proves this experiment's headline numbers are where the table pins them.
+            #[test]
+            fn $test() {
+                check($id);
+            }
+        )*
+    };
+}
+
+pinned! {
+    fig1_efficiency => "fig1-efficiency",
+    fig3_rotational_latency => "fig3-rotational-latency",
+    fig6_head_time => "fig6-head-time",
+    fig7_breakdown => "fig7-breakdown",
+    writes => "writes",
+    fig8_variance => "fig8-variance",
+    zero_latency_matters => "zero-latency-matters",
+    excluded_blocks => "excluded-blocks",
+    boundary_test => "boundary-test",
+    zero_latency_test => "zero-latency-test",
+    dab_iometer => "dab-iometer",
+    raid5_alignment => "raid5-alignment",
+}
