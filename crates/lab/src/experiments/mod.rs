@@ -14,6 +14,8 @@ pub mod fig6_head_time;
 pub mod fig7_breakdown;
 pub mod fig8_variance;
 pub mod raid5_alignment;
+pub mod video;
+pub mod video_hard;
 pub mod writes;
 pub mod zero_latency_matters;
 pub mod zero_latency_test;
@@ -33,6 +35,7 @@ pub fn all() -> Vec<&'static dyn Experiment> {
         &zero_latency_test::ZeroLatencyTest,
         &dab_iometer::DabIometer,
         &raid5_alignment::Raid5Alignment,
+        &video_hard::VideoHard,
     ]
 }
 
