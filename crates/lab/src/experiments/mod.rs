@@ -16,6 +16,7 @@ pub mod fig8_variance;
 pub mod raid5_alignment;
 pub mod video;
 pub mod video_hard;
+pub mod video_soft;
 pub mod writes;
 pub mod zero_latency_matters;
 pub mod zero_latency_test;
@@ -35,6 +36,7 @@ pub fn all() -> Vec<&'static dyn Experiment> {
         &zero_latency_test::ZeroLatencyTest,
         &dab_iometer::DabIometer,
         &raid5_alignment::Raid5Alignment,
+        &video_soft::VideoSoft,
         &video_hard::VideoHard,
     ]
 }
