@@ -13,6 +13,7 @@ pub mod fig3_rotational_latency;
 pub mod fig6_head_time;
 pub mod fig7_breakdown;
 pub mod fig8_variance;
+pub mod lfs_write_cost;
 pub mod raid5_alignment;
 pub mod video;
 pub mod video_hard;
@@ -38,6 +39,7 @@ pub fn all() -> Vec<&'static dyn Experiment> {
         &raid5_alignment::Raid5Alignment,
         &video_soft::VideoSoft,
         &video_hard::VideoHard,
+        &lfs_write_cost::LfsWriteCost,
     ]
 }
 

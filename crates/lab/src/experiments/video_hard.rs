@@ -38,7 +38,7 @@ pub struct VideoHard;
 const SOURCE: &str = "§5.4.2";
 
 /// Largest unaligned I/O searched for the size that matches the aligned efficiency.
-const LARGEST_SEARCHED_TRACKS: u64 = 40;
+const LARGEST_SEARCHED_TRACKS: u64 = 16;
 
 /// What one request is charged, in milliseconds, and how many streams that admits.
 #[derive(Clone, Copy, Debug)]
@@ -179,12 +179,12 @@ impl Experiment for VideoHard {
         let track = model.track;
         context.progress.set_length(1);
         let bandwidth = streaming_bytes_per_second(&spec, &zone);
-        // Aligned I/Os are whole tracks; unaligned ones any multiple of 8 sectors.
+        // Aligned I/Os are whole tracks; unaligned ones any multiple of 16 sectors (8 KB).
         let aligned: Vec<WorstCase> = (1..=12)
             .map(|k| model.admitted(Sectors(k * track.0), true))
             .collect();
-        let unaligned: Vec<WorstCase> = (1..=LARGEST_SEARCHED_TRACKS * track.0 / 8)
-            .map(|i| model.admitted(Sectors(i * 8), false))
+        let unaligned: Vec<WorstCase> = (1..=LARGEST_SEARCHED_TRACKS * track.0 / 16)
+            .map(|i| model.admitted(Sectors(i * 16), false))
             .filter(|w| w.sectors.0 >= track.0 / 4)
             .collect();
         context.progress.inc(1);

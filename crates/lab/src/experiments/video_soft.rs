@@ -311,7 +311,7 @@ fn admit(
         scheduler,
         io,
         PILOT_STREAMS,
-        PILOT_ROUNDS,
+        PILOT_ROUNDS.min(rounds),
         seed ^ 1,
     )?;
     let guess = (round_ms / (pilot.mean_ms() / f64::from(PILOT_STREAMS))) as u32;

@@ -343,7 +343,14 @@ fn figure(measured: &Measured) -> Figure {
     let track = measured.track;
     let startup_curve = |alignment: &str| -> Vec<(f64, f64)> {
         let mut best = 0;
-        let mut points = Vec::new();
+        // Below the one-track count the one-track start-up holds (the smallest I/O
+        // considered, as the paper's "minimal startup latency").
+        let mut points: Vec<(f64, f64)> = measured
+            .curve(alignment)
+            .first()
+            .map(|a| (10.0, startup_seconds(round_seconds(a.io.sectors(track)))))
+            .into_iter()
+            .collect();
         for a in measured.curve(alignment) {
             // Only sizes that admit more streams than every smaller one are on the
             // curve: a server never picks a larger I/O for no gain.
