@@ -319,3 +319,17 @@ fn figure(rows: &[Row], why: &Why) -> Figure {
         }],
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    // Proves the model line's arithmetic: 5.2 ms × 40 MB/s is 208,000 bytes of
+    // positioning, so a 208,000-byte segment costs twice its transfer.
+    #[test]
+    fn model_doubles_at_the_positioning_bytes() {
+        let at = model_inefficiency(PAPER_POSITIONING_MS, PAPER_BYTES_PER_SECOND, 208_000.0);
+        assert!((at - 2.0).abs() < 1e-12, "{at}");
+        assert!(model_inefficiency(5.2, 40e6, 4e6) < 1.06);
+    }
+}

@@ -466,3 +466,63 @@ pub fn startup_for(curve: &[&Admission], streams: u32, track: Sectors) -> Option
 pub fn bandwidth_streams(streaming_bytes_per_second: f64) -> f64 {
     streaming_bytes_per_second / STREAM_BYTES_PER_SECOND
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn atlas() -> (DriveSpec, Zone) {
+        let spec = drives::spec(ATLAS_10K_II).unwrap();
+        let zone = drives::first_zone(&spec, &drives::layout(&spec).unwrap()).unwrap();
+        (spec, zone)
+    }
+
+    // Proves C-LOOK order: ascending LBN from the first request at or past the arm,
+    // the ones below it after the wrap.
+    #[test]
+    fn seek_sorted_sweeps_up_from_the_arm() {
+        let s = Sectors(8);
+        let round = vec![(Lbn(50), s), (Lbn(10), s), (Lbn(90), s), (Lbn(30), s)];
+        let order: Vec<u64> = seek_sorted(round, Lbn(40)).iter().map(|r| r.0 .0).collect();
+        assert_eq!(order, vec![50, 90, 10, 30]);
+    }
+
+    // Proves aligned requests are whole tracks of the true map from a boundary and
+    // unaligned ones stay inside the zone (seeded).
+    #[test]
+    fn requests_are_whole_tracks_or_inside_the_zone() {
+        let (_, zone) = atlas();
+        let mut rng = SplitMix64::new(9);
+        for (lbn, sectors) in round_requests(&zone, Io::Aligned { tracks: 2 }, 200, &mut rng) {
+            let first = zone.tracks.iter().position(|t| t.first == lbn);
+            let first = first.unwrap_or_else(|| panic!("seed 9: {lbn:?} is not a track start"));
+            assert_eq!(lbn.0 + sectors.0, zone.tracks[first + 1].end().0);
+        }
+        let size = Sectors(600);
+        for (lbn, sectors) in round_requests(&zone, Io::Unaligned { sectors: size }, 200, &mut rng)
+        {
+            assert_eq!(sectors, size);
+            assert!(lbn >= zone.first() && lbn.0 + sectors.0 <= zone.end().0);
+        }
+    }
+
+    // Proves what alignment buys in a round on the drive model: aligned one-track
+    // reads in seek order wait almost nothing for rotation and never switch heads,
+    // unaligned ones wait about half a revolution and switch once (the paper's
+    // premise), so their rounds take longer.
+    #[test]
+    fn aligned_rounds_skip_rotation_and_switches() {
+        let (spec, zone) = atlas();
+        let track = zone.sectors_per_track;
+        let run = |io| simulate(&spec, &zone, Scheduler::SeekSorted, io, 20, 10, 1).unwrap();
+        let aligned = run(Io::Aligned { tracks: 1 });
+        let unaligned = run(Io::Unaligned { sectors: track });
+        let half_revolution = drives::revolution(&spec).as_ms_f64() / 2.0;
+        assert!(aligned.rotational_latency_ms < 0.1, "{aligned:?}");
+        assert!(aligned.head_switch_ms < 0.05, "{aligned:?}");
+        assert!((unaligned.rotational_latency_ms - half_revolution).abs() < 1.0);
+        assert!(unaligned.head_switch_ms > 0.4);
+        assert!(unaligned.mean_ms() > aligned.mean_ms());
+        assert_eq!(aligned.round_ms.len(), 10);
+    }
+}
