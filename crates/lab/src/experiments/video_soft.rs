@@ -356,6 +356,7 @@ pub struct Measured {
     /// One-track I/Os at the sweep's stream counts, aligned then unaligned.
     pub sweep: Vec<Rounds>,
     pub streaming_bytes_per_second: f64,
+    pub revolution_ms: f64,
 }
 
 impl Measured {
@@ -436,6 +437,7 @@ fn measure(spec: &DriveSpec, zone: &Zone, context: &RunContext) -> Result<Measur
         sptf_one_track: admissions,
         sweep: sweep.into_iter().collect::<Result<_, _>>()?,
         streaming_bytes_per_second: streaming_bytes_per_second(spec, zone),
+        revolution_ms: drives::revolution(spec).as_ms_f64(),
     })
 }
 
