@@ -13,7 +13,11 @@ pub mod fig3_rotational_latency;
 pub mod fig6_head_time;
 pub mod fig7_breakdown;
 pub mod fig8_variance;
+pub mod lfs_write_cost;
 pub mod raid5_alignment;
+pub mod video;
+pub mod video_hard;
+pub mod video_soft;
 pub mod writes;
 pub mod zero_latency_matters;
 pub mod zero_latency_test;
@@ -33,6 +37,9 @@ pub fn all() -> Vec<&'static dyn Experiment> {
         &zero_latency_test::ZeroLatencyTest,
         &dab_iometer::DabIometer,
         &raid5_alignment::Raid5Alignment,
+        &video_soft::VideoSoft,
+        &video_hard::VideoHard,
+        &lfs_write_cost::LfsWriteCost,
     ]
 }
 
