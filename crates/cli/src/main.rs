@@ -46,6 +46,16 @@ enum Command {
 
 fn main() {
     let cli = Cli::parse();
+    if !matches!(cli.command, Command::Serve(_)) {
+        // A report command piped into `head` should end quietly when the pipe closes,
+        // as other command-line tools do, not panic in `println!`. The server keeps
+        // Rust's default (SIGPIPE ignored): a client hanging up must not kill it.
+        // SAFETY: setting a signal's disposition to its default before any thread
+        // starts.
+        unsafe {
+            libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+        }
+    }
     let result = match cli.command {
         Command::Disks(args) => cmd_disks::run(args),
         Command::Validate(args) => cmd_validate::run(args),

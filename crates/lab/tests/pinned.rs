@@ -10,8 +10,8 @@
 //! ratios and standard deviations (differences of two measured means, so they move
 //! more), ±5% or an absolute bound where the number is a small difference or near
 //! zero. A change that moves one past its band updates the pin here, in the same
-//! commit, saying why. All twelve experiments together take about 10 s in release
-//! mode on one core.
+//! commit, saying why. All fifteen experiments together take about 35 s in release
+//! mode on one core (video-soft alone about 20 s).
 
 use indicatif::ProgressBar;
 use spinstack_lab::claim::{Claim, Tolerance};
@@ -171,6 +171,45 @@ const PINS: &[(&str, &[Pin])] = &[
             ),
         ],
     ),
+    (
+        "video-soft",
+        &[
+            pin_absolute(
+                "264 KB (one-track) I/Os, aligned: streams per disk",
+                77.0,
+                2.0,
+            ),
+            pin_absolute("264 KB I/Os, unaligned: streams per disk", 48.0, 2.0),
+            pin(
+                "at 70 streams per disk: start-up latency unaligned",
+                3.5,
+                0.03,
+            ),
+        ],
+    ),
+    (
+        "video-hard",
+        &[
+            pin_absolute("264 KB I/Os, unaligned: streams per disk", 37.0, 1.0),
+            pin_absolute("264 KB I/Os, aligned: streams per disk", 71.0, 1.0),
+            pin("unaligned I/O size needed to match", 2.6132, 0.02),
+        ],
+    ),
+    (
+        "lfs-write-cost",
+        &[
+            pin(
+                "unaligned track-sized segments: TransferInefficiency",
+                1.8549,
+                0.02,
+            ),
+            pin(
+                "lower overall write cost for track-sized segments",
+                32.972,
+                0.03,
+            ),
+        ],
+    ),
 ];
 
 fn pins_of(id: &str) -> &'static [Pin] {
@@ -271,4 +310,7 @@ pinned! {
     zero_latency_test => "zero-latency-test",
     dab_iometer => "dab-iometer",
     raid5_alignment => "raid5-alignment",
+    video_soft => "video-soft",
+    video_hard => "video-hard",
+    lfs_write_cost => "lfs-write-cost",
 }
