@@ -318,6 +318,8 @@ pub struct CacheSpec {
     pub segment_sectors: u32,
     pub max_write_segments: u32,
     pub separate_write_segment: bool,
+    /// Read from the file but not modelled: the write water mark does not gate the
+    /// media write (see `Drive::write_min_buffered`).
     pub low_water_mark: f64,
     pub high_water_mark: f64,
     pub watermark_by_request_size: bool,
@@ -333,6 +335,8 @@ pub struct CacheSpec {
     /// 0 = write-through, 1 and 2 = write-back.
     pub fast_write_level: u8,
     pub combine_sequential_writes: bool,
+    /// Read from the file but not modelled: a pre-empted prefetch stops at once
+    /// (see `Drive::cut_prefetch`).
     pub stop_prefetch_in_sector: bool,
     pub disconnect_write_if_seek: bool,
     pub write_hit_stops_prefetch: bool,

@@ -24,14 +24,12 @@ pub struct Firmware {
     pub write_disconnect_ps: Picoseconds,
     pub min_seek_delay_ps: Picoseconds,
     pub extra_write_disconnect: bool,
-    pub stop_prefetch_in_sector: bool,
     pub hold_bus_read: bool,
     pub never_disconnect: bool,
     pub caching: bool,
     pub segments: usize,
     pub segment_sectors: u64,
     pub read_water_mark: f64,
-    pub write_water_mark: f64,
     pub water_mark_by_request: bool,
     pub read_ahead: ReadAheadMode,
     pub max_read_ahead: u64,
@@ -78,14 +76,12 @@ impl Firmware {
             write_disconnect_ps: s(o.write_disconnect_ms),
             min_seek_delay_ps: ms_to_ps(o.minimum_seek_delay_ms),
             extra_write_disconnect: o.extra_write_disconnect,
-            stop_prefetch_in_sector: c.stop_prefetch_in_sector,
             hold_bus_read: spec.bus.hold_bus_for_whole_read,
             never_disconnect: spec.bus.never_disconnect,
             caching,
             segments: c.segments.max(1) as usize,
             segment_sectors: c.segment_sectors.max(1) as u64,
             read_water_mark: c.high_water_mark,
-            write_water_mark: c.low_water_mark,
             water_mark_by_request: c.watermark_by_request_size,
             read_ahead: if caching {
                 c.read_ahead
@@ -102,17 +98,6 @@ impl Firmware {
             immediate_read: spec.immediate_buffer_read || (c.read_any_free_blocks && caching),
             immediate_write: spec.immediate_buffer_write,
         }
-    }
-
-    /// Blocks of a write to have buffered before writing them (low water mark,
-    /// computed like the read mark).
-    pub fn write_water_mark_blocks(&self, request_blocks: u64) -> u64 {
-        let w = if self.water_mark_by_request {
-            (self.segment_sectors.min(request_blocks) as f64 * self.write_water_mark) as u64
-        } else {
-            (self.segment_sectors as f64 * self.write_water_mark).ceil() as u64
-        };
-        w.max(1).min(request_blocks.max(1))
     }
 
     /// Blocks that must be buffered before a read reconnects to the bus.

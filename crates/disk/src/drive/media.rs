@@ -446,17 +446,10 @@ pub struct Cut {
     pub arm: Arm,
 }
 
-/// Cut a plan at `t`: a sector counts only once it has fully passed.
-///
-/// With `finish_sector` (DiskSim's `Stop prefetch in sector`) the media access
-/// completes the sector passing under the head at `t` before the arm is free.
-pub fn cut_at(
-    runs: &[Run],
-    t: Picoseconds,
-    arm_before: Arm,
-    arm_after: Arm,
-    finish_sector: bool,
-) -> Cut {
+/// Cut a plan at `t`: a sector counts only once it has fully passed, and the arm
+/// is free at `t` (the sector under the head is abandoned; see
+/// `Drive::cut_prefetch` for why).
+pub fn cut_at(runs: &[Run], t: Picoseconds, arm_before: Arm, arm_after: Arm) -> Cut {
     let mut done = Vec::new();
     let mut arm = arm_before;
     for run in runs {
@@ -477,14 +470,7 @@ pub fn cut_at(
             free_ps: t,
         };
         if t < run.end_ps() {
-            let mut n = ((t - run.start_ps).max(0) / run.sector_ps) as u32;
-            if finish_sector {
-                let into = t - run.start_ps;
-                if into > 0 && into % run.sector_ps != 0 {
-                    n += 1;
-                    arm.free_ps = run.start_ps + n as i64 * run.sector_ps;
-                }
-            }
+            let n = ((t - run.start_ps).max(0) / run.sector_ps) as u32;
             if n > 0 {
                 done.push((run.first, n));
             }

@@ -3,26 +3,6 @@
 
 use super::*;
 
-/// Whether write data reaches the buffer block by block (physical) rather than in
-/// one chunk at the end of the host transfer (DiskSim).
-pub(super) const PROGRESSIVE_WRITE_DATA: bool = true;
-
-/// DiskSim stops a prefetch at once in practice (notes §4.1), even with `Stop
-/// prefetch in sector`; finishing the sector under the head measured no better
-/// (st41601n 0.082 -> 0.117 ms, hp_c3323a 0.307 -> 0.287, dec_rz26 0.436 -> 0.428).
-const FINISH_SECTOR_ON_PREEMPT: bool = false;
-
-/// Whether a full hit on an idle drive starts a read-ahead from the segment's end
-/// when `Read-ahead on idle hit` is set. Off: measured worse (hp_c3323a 0.305 ->
-/// 0.307 ms, hp_c2247a 0.0911 -> 0.0915; dec_rz26 unchanged; st41601n 0.0836 ->
-/// 0.0829), and the notes describe the flag only for hits on a running prefetch.
-const START_PREFETCH_ON_IDLE_HIT: bool = false;
-
-/// Experiment, off: the write ("low") water mark as the share of a write that must
-/// be buffered before the media write starts. Measured: hp_c3323a 0.305 -> 0.254 ms
-/// but hp_c2247a 0.088 -> 0.256, others unchanged; DiskSim does not do this.
-pub(super) const WRITE_WATER_MARK_GATES_MEDIA: bool = false;
-
 /// Per-block "in the buffer" time for a block already cached.
 const CACHED: Picoseconds = i64::MIN;
 
@@ -100,7 +80,11 @@ impl Drive {
         self.cache.set(index, start, end, SegmentState::Clean);
     }
 
-    /// Pre-empt a running prefetch at `t`: keep the blocks read so far.
+    /// Pre-empt a running prefetch at `t`: keep the blocks read so far. It stops
+    /// at once, mid-sector: DiskSim does so in practice (notes §4.1) even with
+    /// `Stop prefetch in sector`, and finishing the sector under the head measured
+    /// no better (st41601n 0.082 -> 0.117 ms, hp_c3323a 0.307 -> 0.287, dec_rz26
+    /// 0.436 -> 0.428), so that flag is read from the spec but not modelled.
     pub(super) fn cut_prefetch(&mut self, t: Picoseconds) {
         if !self
             .job
@@ -110,13 +94,7 @@ impl Drive {
             return;
         }
         if let Some(job) = self.job.take() {
-            let cut = cut_at(
-                &job.runs,
-                t,
-                job.arm_before,
-                job.arm_after,
-                FINISH_SECTOR_ON_PREEMPT && self.firmware.stop_prefetch_in_sector,
-            );
+            let cut = cut_at(&job.runs, t, job.arm_before, job.arm_after);
             self.merge_into(job.segment, cut.done.iter().copied(), job.anchor);
             self.arm = cut.arm;
             self.recycle(job.runs);
@@ -431,7 +409,7 @@ impl Drive {
             .filter(|j| j.kind == JobKind::Prefetch)
             .map(|j| j.segment);
         match hit {
-            Some((s, true)) => self.full_hit(s, lbn, end, at, active == Some(s)),
+            Some((s, true)) => self.full_hit(s, lbn, end, hda, active == Some(s)),
             Some((s, false)) if active == Some(s) => {
                 // Inherit the running read-ahead: no new seek.
                 let limit = self.read_ahead_limit(lbn, end, self.cache.segments[s].start)?;
@@ -469,16 +447,19 @@ impl Drive {
     }
 
     /// A read wholly in segment `s`: the read-ahead running on it continues
-    /// (`Read-ahead on idle hit`) or stops.
+    /// (`Read-ahead on idle hit`) or stops. A hit on an idle drive starts no
+    /// read-ahead from the segment's end, whatever that flag says: the notes
+    /// describe it only for hits on a running prefetch, and starting one measured
+    /// worse (hp_c3323a 0.305 -> 0.307 ms, hp_c2247a 0.0911 -> 0.0915; dec_rz26
+    /// unchanged; st41601n 0.0836 -> 0.0829).
     fn full_hit(
         &mut self,
         s: usize,
         lbn: u64,
         end: u64,
-        at: Start,
+        hda: Picoseconds,
         on_active: bool,
     ) -> Result<(usize, Option<Picoseconds>), LayoutError> {
-        let Start { t0, hda } = at;
         if on_active && self.firmware.read_ahead_on_idle_hit {
             let limit = self.read_ahead_limit(lbn, end, self.cache.segments[s].start)?;
             self.extend_prefetch(end, limit)?;
@@ -486,20 +467,6 @@ impl Drive {
             self.cut_prefetch(hda);
         }
         let flush_end = self.wait_for_flush(hda);
-        if START_PREFETCH_ON_IDLE_HIT && self.job.is_none() && self.firmware.read_ahead_on_idle_hit
-        {
-            // An idle drive starts reading ahead of the hit.
-            let seg = self.cache.segments[s];
-            let limit = self.read_ahead_limit(lbn, end, seg.start)?;
-            if limit > seg.end {
-                let overhead_done = t0 + self.firmware.read_miss[self.last_was_write as usize];
-                let start = self.media_start(at, overhead_done, flush_end);
-                self.plan_read(s, seg.end, seg.end, limit, start, false)?;
-                if let Some(j) = self.job.as_mut() {
-                    j.anchor = lbn;
-                }
-            }
-        }
         Ok((s, flush_end))
     }
 
