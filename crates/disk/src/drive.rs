@@ -467,7 +467,6 @@ fn ps_to_ns(t: Picoseconds) -> Nanoseconds {
 
 mod commands;
 mod serve;
-mod serve_write;
 
 impl BlockDevice for Drive {
     fn capacity(&self) -> Sectors {

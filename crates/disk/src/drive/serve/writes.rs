@@ -2,11 +2,11 @@
 //! media write a background flush) or write-through (completion after the media
 //! write; also every force-unit-access write), with block-by-block data arrival.
 
-use super::serve::Start;
-use super::*;
+use super::Start;
+use crate::drive::*;
 
 impl Drive {
-    pub(super) fn serve_write(
+    pub(in crate::drive) fn serve_write(
         &mut self,
         req: &BlockRequest,
         t0: Picoseconds,

@@ -1,0 +1,244 @@
+//! One read's timeline: where its blocks come from (a full or partial cache hit,
+//! the running read-ahead, or a miss that plans new media work), when each is in
+//! the buffer, and the host transfer that follows.
+
+use super::Start;
+use crate::drive::*;
+
+/// Per-block "in the buffer" time for a block already cached.
+pub(super) const CACHED: Picoseconds = i64::MIN;
+
+impl Drive {
+    /// When block `lbn` is (or will be) in segment `index`'s buffer.
+    fn block_ready(&self, index: usize, lbn: u64) -> Option<Picoseconds> {
+        let seg = &self.cache.segments[index];
+        if seg.state != SegmentState::Empty && seg.start <= lbn && lbn < seg.end {
+            return Some(CACHED);
+        }
+        let job = self.job.as_ref()?;
+        if job.segment != index || job.kind != JobKind::Prefetch {
+            return None;
+        }
+        job.runs
+            .iter()
+            .find(|r| r.contains(lbn))
+            .map(|r| r.done_ps(lbn))
+    }
+
+    /// Choose a segment for a read miss (empty, then clean, least recently used).
+    fn segment_for_miss(&self) -> Option<usize> {
+        self.cache.choose(|_, s| match s.state {
+            SegmentState::Empty => 3,
+            SegmentState::Clean => 2,
+            SegmentState::Dirty => 0,
+        })
+    }
+
+    /// The best read hit at `t0`: (segment, whole).
+    fn find_read_hit(&self, lbn: u64, end: u64, t0: Picoseconds) -> Option<(usize, bool)> {
+        if !self.firmware.caching {
+            return None;
+        }
+        let mut best: Option<(usize, bool)> = None;
+        for i in 0..self.cache.segments.len() {
+            if self.block_ready(i, lbn).is_none_or(|t| t > t0) {
+                if self.almost_hit(i, lbn, t0) {
+                    best = best.or(Some((i, false)));
+                }
+                continue;
+            }
+            let whole = (lbn..end).all(|b| self.block_ready(i, b).is_some_and(|t| t <= t0));
+            if best.is_none_or(|(_, w)| whole && !w) {
+                best = Some((i, whole));
+            }
+        }
+        best
+    }
+
+    /// Whether `lbn` is the next block the read-ahead running on segment `i` will
+    /// bring after `t0` (with `Allow almost read hits`): the block before it is in
+    /// by then and `lbn` is planned (DiskSim `src/disksim_diskcache.c:830-839`).
+    fn almost_hit(&self, i: usize, lbn: u64, t0: Picoseconds) -> bool {
+        let prefetching = self
+            .job
+            .as_ref()
+            .is_some_and(|j| j.kind == JobKind::Prefetch && j.segment == i);
+        self.firmware.almost_read_hits
+            && prefetching
+            && lbn > 0
+            && self.block_ready(i, lbn - 1).is_some_and(|t| t <= t0)
+            && self.block_ready(i, lbn).is_some()
+    }
+
+    pub(in crate::drive) fn serve_read(
+        &mut self,
+        req: &BlockRequest,
+        t0: Picoseconds,
+    ) -> Result<Outcome, LayoutError> {
+        // A queued request reaches the HDA (and the cache's state) only once the
+        // previous request's media work is done.
+        let hda = t0.max(self.hda_free_ps);
+        self.stop_read_ahead_if_queued(Start { t0, hda });
+        self.grow_prefetch(hda)?;
+        self.settle(hda);
+        let (lbn, end) = (req.lbn.0, req.end().0);
+        let hit = self.find_read_hit(lbn, end, hda);
+        let (index, flush_end) = self.place_read(lbn, end, Start { t0, hda }, hit)?;
+        self.cache.touch(index);
+        let mut ready = std::mem::take(&mut self.scratch_ready);
+        ready.clear();
+        // A block goes to the host only after every block before it: keep the
+        // running maximum (in LBN order).
+        let mut latest = CACHED;
+        for b in lbn..end {
+            latest = latest.max(self.block_ready(index, b).unwrap_or(CACHED));
+            ready.push(latest);
+        }
+        let last_ready = ready.last().copied().filter(|&t| t != CACHED);
+        let hda_free_ps = last_ready.unwrap_or(t0).max(flush_end.unwrap_or(t0));
+        let (done_ps, overlap) = self.read_transfer(&ready, hit, t0, flush_end, hda_free_ps);
+        self.scratch_ready = ready;
+        let cache_hit = matches!(hit, Some((_, true)));
+        let bus = self.firmware.bus_read_ps;
+        let mut breakdown = self.breakdown(lbn, end, t0, bus, !cache_hit);
+        if !cache_hit {
+            breakdown.overlap = ps_to_ns(overlap);
+        }
+        if !self.firmware.caching {
+            self.drop_after_use(index, done_ps);
+        }
+        Ok(Outcome {
+            done_ps,
+            hda_free_ps,
+            cache_hit,
+            breakdown,
+        })
+    }
+
+    /// Decide where a read's blocks come from and start any media work: returns
+    /// the segment and the end of a flush the read had to wait for.
+    fn place_read(
+        &mut self,
+        lbn: u64,
+        end: u64,
+        at: Start,
+        hit: Option<(usize, bool)>,
+    ) -> Result<(usize, Option<Picoseconds>), LayoutError> {
+        let Start { t0, hda } = at;
+        let overhead_done = t0 + self.firmware.read_miss[self.last_was_write as usize];
+        let active = self
+            .job
+            .as_ref()
+            .filter(|j| j.kind == JobKind::Prefetch)
+            .map(|j| j.segment);
+        match hit {
+            Some((s, true)) => self.full_hit(s, lbn, end, hda, active == Some(s)),
+            Some((s, false)) if active == Some(s) => {
+                // Inherit the running read-ahead: no new seek.
+                let limit = self.read_ahead_limit(lbn, end, self.cache.segments[s].start)?;
+                self.extend_prefetch(end, limit.max(end))?;
+                Ok((s, None))
+            }
+            Some((s, false)) => {
+                self.cut_prefetch(hda);
+                let flush_end = self.wait_for_flush(hda);
+                let seg = self.cache.segments[s];
+                let start = self.media_start(at, overhead_done, flush_end);
+                let limit = self.read_ahead_limit(lbn, end, seg.start)?;
+                self.plan_read(s, seg.end, end, limit, start, false)?;
+                if let Some(j) = self.job.as_mut() {
+                    j.anchor = lbn;
+                }
+                Ok((s, flush_end))
+            }
+            None => {
+                self.cut_prefetch(hda);
+                let flush_end = self.wait_for_flush(hda);
+                let s = self.segment_for_miss().unwrap_or_default();
+                self.cache.set(s, lbn, lbn, SegmentState::Empty);
+                let start = self.media_start(at, overhead_done, flush_end);
+                let limit = if self.firmware.caching {
+                    self.read_ahead_limit(lbn, end, lbn)?
+                } else {
+                    end
+                };
+                let free_blocks = self.firmware.read_any_free_blocks;
+                self.plan_read(s, lbn, end, limit, start, free_blocks)?;
+                Ok((s, flush_end))
+            }
+        }
+    }
+
+    /// A read wholly in segment `s`: the read-ahead running on it continues
+    /// (`Read-ahead on idle hit`) or stops. A hit on an idle drive starts no
+    /// read-ahead from the segment's end, whatever that flag says: the notes
+    /// describe it only for hits on a running prefetch, and starting one measured
+    /// worse (hp_c3323a 0.305 -> 0.307 ms, hp_c2247a 0.0911 -> 0.0915; dec_rz26
+    /// unchanged; st41601n 0.0836 -> 0.0829).
+    fn full_hit(
+        &mut self,
+        s: usize,
+        lbn: u64,
+        end: u64,
+        hda: Picoseconds,
+        on_active: bool,
+    ) -> Result<(usize, Option<Picoseconds>), LayoutError> {
+        if on_active && self.firmware.read_ahead_on_idle_hit {
+            let limit = self.read_ahead_limit(lbn, end, self.cache.segments[s].start)?;
+            self.extend_prefetch(end, limit)?;
+        } else if on_active {
+            self.cut_prefetch(hda);
+        }
+        let flush_end = self.wait_for_flush(hda);
+        Ok((s, flush_end))
+    }
+
+    /// With caching off, the segment holds nothing once the host has the data.
+    fn drop_after_use(&mut self, index: usize, done: Picoseconds) {
+        self.settle(done);
+        if let Some(job) = self.job.take() {
+            self.arm = job.arm_after;
+        }
+        self.cache.clear(index);
+    }
+
+    /// The host transfer of a read and its completion message: (completion, bus
+    /// time before `media_end`, i.e. overlapped with the media work).
+    fn read_transfer(
+        &self,
+        ready: &[Picoseconds],
+        hit: Option<(usize, bool)>,
+        t0: Picoseconds,
+        flush_end: Option<Picoseconds>,
+        media_end: Picoseconds,
+    ) -> (Picoseconds, Picoseconds) {
+        let fw = &self.firmware;
+        let last = self.last_was_write as usize;
+        let reconnect = fw.reselect_ps + fw.data_prep_ps;
+        let n = ready.len() as u64;
+        let water_mark = fw.read_water_mark_blocks(n);
+        let mut plan = BusPlan {
+            connect_ps: 0,
+            per_block_ps: fw.bus_read_ps,
+            hold: fw.hold_bus_read || fw.never_disconnect,
+            water_mark,
+            reconnect_ps: reconnect,
+            disconnect_ps: fw.read_disconnect[last],
+        };
+        if hit.is_some() {
+            plan.connect_ps = t0 + fw.read_hit[last] + fw.data_prep_ps;
+            if let Some(f) = flush_end {
+                plan.connect_ps = plan.connect_ps.max(f + reconnect);
+            }
+        } else if fw.never_disconnect {
+            plan.connect_ps = t0 + fw.read_miss[last] + fw.data_prep_ps;
+        } else {
+            let need = firmware::water_mark_time(ready, water_mark);
+            plan.connect_ps =
+                (t0 + fw.read_miss[last] + fw.read_disconnect[last]).max(need) + reconnect;
+        }
+        plan.connect_ps = self.bus_connect(t0, plan.connect_ps);
+        let (end, _, overlap) = bus_pipeline_until(ready, plan, media_end);
+        (end + fw.read_completion_ps, overlap)
+    }
+}
