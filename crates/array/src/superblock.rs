@@ -369,7 +369,7 @@ fn decode_buffer(slot: &[u8]) -> Result<Option<BufferSpec>, SuperblockError> {
     if block == 0
         || block
             .checked_mul(u64::from(blocks))
-            .map_or(true, |s| s > (16 << 30) / 512)
+            .is_none_or(|s| s > (16 << 30) / 512)
     {
         return Err(bad(
             88,

@@ -22,7 +22,7 @@ fn lost_parity_writes_are_resynced_at_open() {
     let dir = temp_dir("crash-parity");
     let mut array = Array::create(&dir, &spec(Level::Raid5, 4, 2048)).unwrap();
     let mut model = Model::new(array.capacity());
-    let mut rng = Rng(seed);
+    let mut rng = Rng::new(seed);
     random_writes(&mut array, &mut model, &mut rng, 100, 40);
     array.flush().unwrap();
     let layout = Raid5Map::new(4, Sectors(16), Sectors(2048)).unwrap();
@@ -30,7 +30,7 @@ fn lost_parity_writes_are_resynced_at_open() {
     for _ in 0..20 {
         let lbn = rng.below(array.capacity().0 - 8);
         let mut buf = vec![0u8; 8 * 512];
-        rng.fill(&mut buf);
+        rng.fill_bytes(&mut buf);
         array.write(Lbn(lbn), &buf).unwrap();
         model.write(Lbn(lbn), &buf);
         torn_stripes.push(layout.stripe_of(Lbn(lbn)).unwrap());
@@ -41,7 +41,7 @@ fn lost_parity_writes_are_resynced_at_open() {
         let parity: MemberIndex = layout.parity_member(stripe);
         let unit = layout.unit(stripe, parity);
         let mut garbage = vec![0u8; (unit.used.0 * 512) as usize];
-        rng.fill(&mut garbage);
+        rng.fill_bytes(&mut garbage);
         let file = std::fs::OpenOptions::new()
             .write(true)
             .open(member_path(&dir, parity.0))
@@ -81,7 +81,7 @@ fn crash_image_keeps_flushed_writes() {
     });
     let mut array = Array::create(&dir, &spec).unwrap();
     let mut flushed = Model::new(array.capacity());
-    let mut rng = Rng(seed);
+    let mut rng = Rng::new(seed);
     random_writes(&mut array, &mut flushed, &mut rng, 100, 20);
     array.flush().unwrap();
     // Every value each sector took after the flush: any of them (or the flushed one)
@@ -91,7 +91,7 @@ fn crash_image_keeps_flushed_writes() {
         let sectors = 1 + rng.below(20);
         let lbn = rng.below(array.capacity().0 - sectors + 1);
         let mut buf = vec![0u8; (sectors * 512) as usize];
-        rng.fill(&mut buf);
+        rng.fill_bytes(&mut buf);
         array.write(Lbn(lbn), &buf).unwrap();
         for (i, sector) in buf.chunks(512).enumerate() {
             later[lbn as usize + i].push(sector.to_vec());

@@ -34,7 +34,7 @@ fn data_survives_close_and_open_at_every_level() {
             }
             let mut array = Array::create(&dir, &spec).unwrap();
             let mut model = Model::new(array.capacity());
-            let mut rng = Rng(seed);
+            let mut rng = Rng::new(seed);
             random_writes(&mut array, &mut model, &mut rng, 200, 40);
             array.close().unwrap();
             let (mut array, report) = Array::open(&dir).unwrap();
@@ -66,7 +66,7 @@ fn track_aligned_raid5_from_catalog_drives() {
             "two data members' worth of whole tracks"
         );
         let mut model = Model::new(array.capacity());
-        random_writes(&mut array, &mut model, &mut Rng(7), 100, 64);
+        random_writes(&mut array, &mut model, &mut Rng::new(7), 100, 64);
         array.close().unwrap();
         let (mut array, _) = Array::open(&dir).unwrap();
         assert_matches(&mut array, &model, 7);
@@ -81,9 +81,9 @@ fn failure_survives_restart() {
     let dir = temp_dir("fail-restart");
     let mut array = Array::create(&dir, &spec(Level::Raid5, 4, 2048)).unwrap();
     let mut model = Model::new(array.capacity());
-    random_writes(&mut array, &mut model, &mut Rng(11), 100, 40);
+    random_writes(&mut array, &mut model, &mut Rng::new(11), 100, 40);
     array.fail_member(2).unwrap();
-    random_writes(&mut array, &mut model, &mut Rng(12), 100, 40);
+    random_writes(&mut array, &mut model, &mut Rng::new(12), 100, 40);
     array.close().unwrap();
     let (mut array, report) = Array::open(&dir).unwrap();
     assert_eq!(report.recorded_failed, vec![2]);
@@ -101,12 +101,12 @@ fn interrupted_rebuild_resumes() {
     let dir = temp_dir("rebuild-resume");
     let mut array = Array::create(&dir, &spec(Level::Raid5, 3, 4096)).unwrap();
     let mut model = Model::new(array.capacity());
-    random_writes(&mut array, &mut model, &mut Rng(21), 200, 40);
+    random_writes(&mut array, &mut model, &mut Rng::new(21), 200, 40);
     array.fail_member(0).unwrap();
     array.start_rebuild(0).unwrap();
     let step = array.rebuild_step(100).unwrap();
     assert!(!step.done && step.units == 100);
-    random_writes(&mut array, &mut model, &mut Rng(22), 50, 40);
+    random_writes(&mut array, &mut model, &mut Rng::new(22), 50, 40);
     array.flush().unwrap();
     drop(array); // a crash: no close
     let (mut array, report) = Array::open(&dir).unwrap();
@@ -140,12 +140,12 @@ fn stale_member_is_failed() {
     let dir = temp_dir("stale");
     let mut array = Array::create(&dir, &spec(Level::Raid1, 3, 1024)).unwrap();
     let mut model = Model::new(array.capacity());
-    random_writes(&mut array, &mut model, &mut Rng(31), 50, 20);
+    random_writes(&mut array, &mut model, &mut Rng::new(31), 50, 20);
     array.close().unwrap();
     let old = dir.join("old-member-2");
     std::fs::copy(member_path(&dir, 2), &old).unwrap();
     let (mut array, _) = Array::open(&dir).unwrap();
-    random_writes(&mut array, &mut model, &mut Rng(32), 50, 20);
+    random_writes(&mut array, &mut model, &mut Rng::new(32), 50, 20);
     array.fail_member(0).unwrap();
     array.close().unwrap();
     std::fs::copy(&old, member_path(&dir, 2)).unwrap();

@@ -1,7 +1,6 @@
 //! `spinstack extract`: track boundaries of a catalog drive (simulated, checked
 //! against the model's own map) or of a real block device (read-only); exporters
 //! for an extracted map; the `boundary-test` and `zero-latency-test` experiments.
-//! OWNER: extract helper.
 
 use anyhow::{bail, Context};
 use spinstack_extract::experiments::{write_boundary_test, write_zero_latency_test};

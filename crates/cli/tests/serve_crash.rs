@@ -45,7 +45,7 @@ struct Expect {
 }
 
 /// The workspace's one seeded generator.
-type Rng = spinstack_sim::workload::Xoshiro256StarStar;
+type Rng = spinstack_sim::rng::Xoshiro256StarStar;
 
 /// Writes random checked blocks with a flush every eighth write until the server
 /// dies; returns the expectations.

@@ -66,15 +66,8 @@ fn raid5_with_nbdinfo_nbdcopy_and_qemu_img() {
 
     let input = dir.join("in.bin");
     let output = dir.join("out.bin");
-    let mut state = 0x9E37_79B9_7F4A_7C15u64;
-    let data: Vec<u8> = (0..100_000_000usize)
-        .map(|_| {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            state as u8
-        })
-        .collect();
+    let mut data = vec![0u8; 100_000_000];
+    spinstack_sim::rng::SplitMix64::new(1).fill_bytes(&mut data);
     std::fs::write(&input, &data).unwrap();
     run(Command::new("nbdcopy").arg(&input).arg(server.uri()));
     run(Command::new("nbdcopy").arg(server.uri()).arg(&output));

@@ -4,6 +4,7 @@
 //! `sectors_per_track` + `angle_of` sequence with one zone lookup.
 
 use spinstack_disk::layout::{Layout, Pbn};
+use spinstack_sim::rng::SplitMix64;
 use spinstack_sim::units::Lbn;
 
 fn main() {
@@ -17,15 +18,9 @@ fn setup() -> (Layout, Vec<Lbn>) {
     let spec = spinstack_disk::catalog::get("atlas10k").expect("catalog has atlas10k");
     let layout = Layout::new(&spec.layout).expect("atlas10k layout builds");
     let capacity = layout.capacity().0;
-    let mut state = 7u64;
+    let mut rng = SplitMix64::new(7);
     let lbns = (0..LOOKUPS)
-        .map(|_| {
-            state = state.wrapping_add(0x9E37_79B9_7F4A_7C15);
-            let mut z = state;
-            z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-            z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-            Lbn((z ^ (z >> 31)) % capacity)
-        })
+        .map(|_| Lbn(rng.next_u64() % capacity))
         .collect();
     (layout, lbns)
 }

@@ -1,5 +1,5 @@
 //! The timed drive: mechanics + firmware over a [`Layout`], served through
-//! [`BlockDevice`]. OWNER: drive-timing helper.
+//! [`BlockDevice`].
 //!
 //! The model follows DiskSim 4.0's disk controller as described in
 //! ../shared/reference/disksim-notes.md (§3, §4), but computes each request's media

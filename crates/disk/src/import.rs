@@ -9,7 +9,7 @@
 //! unknown name is an error, as are type mismatches (a float where DiskSim wants an
 //! integer) and values spinstack cannot model (unsupported sparing schemes and seek
 //! types, non-zero "sneaky" hit flags). Parameters that do not affect timing are
-//! accepted and ignored. OWNER: param helper.
+//! accepted and ignored.
 
 mod fields;
 mod firmware;

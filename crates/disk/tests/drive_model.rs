@@ -10,6 +10,7 @@ use spinstack_sim::device::{BlockDevice, DeviceError};
 use spinstack_sim::driver::{run_closed_loop, RequestSpec};
 use spinstack_sim::engine::{Engine, EngineOptions};
 use spinstack_sim::request::{BlockRequest, Completion, Operation, RequestId};
+use spinstack_sim::rng::SplitMix64;
 use spinstack_sim::units::{Lbn, Nanoseconds, Sectors};
 
 fn atlas(options: DriveOptions) -> Drive {
@@ -19,18 +20,6 @@ fn atlas(options: DriveOptions) -> Drive {
 
 fn request(id: u64, operation: Operation, lbn: u64, sectors: u64, at: Nanoseconds) -> BlockRequest {
     BlockRequest::new(RequestId(id), operation, Lbn(lbn), Sectors(sectors), at)
-}
-
-/// A small deterministic generator (SplitMix64) so tests need no extra crates.
-struct Rng(u64);
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
 }
 
 /// Closed loop through the engine: keeps `depth` requests at the drive until
@@ -62,12 +51,12 @@ fn issue(operation: Operation, lbn: u64, sectors: u64, think_ns: u64) -> Request
 
 /// Closed loop of `count` random 8-sector reads at `depth`; returns completions.
 fn random_reads(drive: &mut Drive, depth: u32, count: u64, seed: u64) -> Vec<Completion> {
-    let mut rng = Rng(seed);
+    let mut rng = SplitMix64::new(seed);
     let capacity = drive.capacity().0 - 8;
     let mut left = count;
     closed_loop(drive, depth, || {
         left = left.checked_sub(1)?;
-        Some(issue(Operation::Read, rng.next() % capacity, 8, 0))
+        Some(issue(Operation::Read, rng.next_u64() % capacity, 8, 0))
     })
 }
 
@@ -250,13 +239,13 @@ fn throughput_random_4k_qd1() {
 /// Closed loop of `count` track-sized, track-aligned reads of random tracks in the
 /// first `tracks` tracks of `drive`, keeping `depth` requests at the drive.
 fn aligned_track_reads(drive: &mut Drive, depth: u32, count: u64, seed: u64) -> Vec<Completion> {
-    let mut rng = Rng(seed);
+    let mut rng = SplitMix64::new(seed);
     let layout = drive.layout().clone();
     let mut left = count;
     closed_loop(drive, depth, || {
         left = left.checked_sub(1)?;
         // Tracks of the first zone (the first 2,000 tracks of the drive).
-        let probe = Lbn(rng.next() % 1_000_000);
+        let probe = Lbn(rng.next_u64() % 1_000_000);
         let track = layout.track_of(probe).expect("LBN on the drive");
         Some(issue(Operation::Read, track.first.0, track.sectors.0, 0))
     })
@@ -299,26 +288,26 @@ fn depth_two_overlaps_bus_transfer_with_next_seek() {
 /// A seeded QD1 mix of reads and writes of 1-64 sectors (a quarter of them
 /// sequential) with think times; returns the completions.
 fn mixed_qd1(drive: &mut Drive, count: u64, seed: u64) -> Vec<Completion> {
-    let mut rng = Rng(seed);
+    let mut rng = SplitMix64::new(seed);
     let cap = drive.capacity().0 - 64;
     let mut i = 0;
     let out = closed_loop(drive, 1, || {
         if i == count {
             return None;
         }
-        let operation = if rng.next().is_multiple_of(3) {
+        let operation = if rng.next_u64().is_multiple_of(3) {
             Operation::Write
         } else {
             Operation::Read
         };
-        let lbn = if rng.next().is_multiple_of(4) {
+        let lbn = if rng.next_u64().is_multiple_of(4) {
             (i * 64) % cap
         } else {
-            rng.next() % cap
+            rng.next_u64() % cap
         };
-        let n = 1 + rng.next() % 64;
+        let n = 1 + rng.next_u64() % 64;
         i += 1;
-        Some(issue(operation, lbn, n, rng.next() % 3_000_000))
+        Some(issue(operation, lbn, n, rng.next_u64() % 3_000_000))
     });
     assert_eq!(
         out.len() as u64,
@@ -369,7 +358,7 @@ fn breakdown_adds_up_to_response() {
         let spec = spinstack_disk::catalog::get(name).expect("catalog drive");
         let mut d = Drive::new(&spec, DriveOptions::default()).expect("drive builds");
         let revolution_ms = d.rotation_period_ps() as f64 / 1e9;
-        let mut rng = Rng(5);
+        let mut rng = SplitMix64::new(5);
         let cap = d.capacity().0 - 600;
         let mut issued = 0u64;
         let done = closed_loop(&mut d, 1, || {
@@ -378,9 +367,9 @@ fn breakdown_adds_up_to_response() {
             } else {
                 Operation::Read
             };
-            let n = 1 + rng.next() % 600;
+            let n = 1 + rng.next_u64() % 600;
             issued += 1;
-            (issued <= 1500).then(|| issue(operation, rng.next() % cap, n, 0))
+            (issued <= 1500).then(|| issue(operation, rng.next_u64() % cap, n, 0))
         });
         for (i, c) in done.iter().enumerate() {
             let b = c.breakdown();

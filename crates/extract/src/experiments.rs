@@ -14,9 +14,9 @@
 //! lab harness can wrap them.
 
 use crate::probe::{Probe, ProbeError};
-use crate::rng::Rng;
 use crate::sim_probe::SimulatedProbe;
 use spinstack_disk::DriveSpec;
+use spinstack_sim::rng::SplitMix64;
 use spinstack_sim::units::{Lbn, Nanoseconds, Sectors};
 use std::fmt::Write as _;
 use std::path::Path;
@@ -36,7 +36,7 @@ pub struct BoundaryPoint {
 /// Random-phase read: idle a random fraction of a revolution, then read.
 fn read_at_random_phase(
     probe: &mut SimulatedProbe,
-    rng: &mut Rng,
+    rng: &mut SplitMix64,
     revolution: Nanoseconds,
     lbn: u64,
     sectors: u64,
@@ -73,7 +73,7 @@ pub fn boundary_test(
     if boundaries.is_empty() {
         return Ok(Vec::new());
     }
-    let mut rng = Rng::new(seed);
+    let mut rng = SplitMix64::new(seed);
     let span = 4 * BOUNDARY_TEST_SECTORS;
     let mut out = Vec::with_capacity(count);
     for _ in 0..count {
@@ -118,7 +118,7 @@ pub fn zero_latency_test(
     let mut probe = SimulatedProbe::with_drive(spec)?;
     let revolution = revolution_of(spec);
     let capacity = probe.read_capacity()?.0;
-    let mut rng = Rng::new(seed);
+    let mut rng = SplitMix64::new(seed);
     let mut out = Vec::with_capacity(count);
     for _ in 0..count {
         let x = rng.below(capacity - 1);

@@ -44,7 +44,6 @@ pub mod device;
 pub mod experiments;
 pub mod export;
 pub mod probe;
-pub mod rng;
 pub mod run;
 pub mod scsi;
 pub mod sim_probe;

@@ -10,7 +10,6 @@
 //! half-normal, plus rare long stalls (a host being descheduled).
 
 use crate::probe::{CacheSetting, Capabilities, Probe, ProbeError, TimedRead};
-use crate::rng::Rng;
 use spinstack_disk::drive::{Drive, DriveOptions};
 use spinstack_disk::layout::{Layout, LayoutError, Pbn, SectorContent};
 use spinstack_disk::spec::{
@@ -18,6 +17,7 @@ use spinstack_disk::spec::{
 };
 use spinstack_sim::engine::{DeviceCompletion, DeviceId, Engine, EngineOptions};
 use spinstack_sim::request::{BlockRequest, Operation, RequestId};
+use spinstack_sim::rng::SplitMix64;
 use spinstack_sim::units::{Lbn, Nanoseconds, Sectors};
 
 /// Host-side measurement noise.
@@ -62,7 +62,7 @@ pub struct SimulatedProbe {
     layout: Layout,
     timing: Timing,
     clock: Nanoseconds,
-    jitter: Option<(Jitter, Rng)>,
+    jitter: Option<(Jitter, SplitMix64)>,
     defects: Option<Vec<Pbn>>,
     reads: u64,
 }
@@ -133,7 +133,7 @@ impl SimulatedProbe {
     }
 
     pub fn set_jitter(&mut self, jitter: Option<Jitter>) {
-        self.jitter = jitter.map(|j| (j, Rng::new(j.seed)));
+        self.jitter = jitter.map(|j| (j, SplitMix64::new(j.seed)));
     }
 
     pub fn layout(&self) -> &Layout {
@@ -150,7 +150,7 @@ impl SimulatedProbe {
             return Nanoseconds::ZERO;
         };
         let mut delay = (rng.normal().abs() * j.sigma_ns as f64) as u64;
-        if rng.unit() < j.stall_probability {
+        if rng.unit_f64() < j.stall_probability {
             delay += rng.exponential(j.stall_mean_ns as f64) as u64;
         }
         Nanoseconds(delay)

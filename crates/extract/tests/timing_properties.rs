@@ -17,9 +17,9 @@ use spinstack_disk::spec::{
     ZonedLayoutSpec,
 };
 use spinstack_extract::compare::compare;
-use spinstack_extract::rng::Rng;
 use spinstack_extract::sim_probe::{Jitter, SimulatedProbe};
 use spinstack_extract::timing::{extract, TimingOptions};
+use spinstack_sim::rng::SplitMix64;
 use std::collections::HashSet;
 
 /// Sectors that pass in `ms` at 10,000 RPM on a track of `spt`, plus a margin.
@@ -27,7 +27,7 @@ fn skew_for(ms: f64, spt: u32) -> u32 {
     ((ms / (6.0 / f64::from(spt))).ceil() as u32 + 2).min(spt - 1)
 }
 
-fn random_zoned(rng: &mut Rng, link: Link) -> LayoutSpec {
+fn random_zoned(rng: &mut SplitMix64, link: Link) -> LayoutSpec {
     let surfaces = 1 + rng.below(4) as u32;
     let sparing = if rng.below(2) == 0 {
         SparingScheme::SectorsPerZone
@@ -85,7 +85,7 @@ fn random_zoned(rng: &mut Rng, link: Link) -> LayoutSpec {
     })
 }
 
-fn random_serpentine(rng: &mut Rng, link: Link) -> LayoutSpec {
+fn random_serpentine(rng: &mut SplitMix64, link: Link) -> LayoutSpec {
     let surfaces = 1 + rng.below(3) as u32;
     let mut zones = Vec::new();
     let mut next = 0;
@@ -226,7 +226,7 @@ fn generators_give_real_layouts() {
     let mut accepted = 0;
     let mut tracks = 0;
     for seed in 0..100 {
-        let mut rng = Rng::new(seed);
+        let mut rng = SplitMix64::new(seed);
         let layout = if seed % 2 == 0 {
             random_zoned(&mut rng, Link::Fast)
         } else {
@@ -313,8 +313,11 @@ fn property_run(link: Link, seeds: Vec<u64>) {
     );
     for seed in seeds {
         for (kind, layout) in [
-            ("zoned", random_zoned(&mut Rng::new(seed), link)),
-            ("serpentine", random_serpentine(&mut Rng::new(seed), link)),
+            ("zoned", random_zoned(&mut SplitMix64::new(seed), link)),
+            (
+                "serpentine",
+                random_serpentine(&mut SplitMix64::new(seed), link),
+            ),
         ] {
             let Some(outcome) = check(&layout, seed, link) else {
                 continue; // a spec the layout rejects is no test case

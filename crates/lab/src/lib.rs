@@ -28,7 +28,6 @@ pub mod experiments;
 pub mod harness;
 pub mod plot;
 pub mod report;
-pub mod rng;
 pub mod table;
 
 use std::path::PathBuf;

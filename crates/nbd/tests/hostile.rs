@@ -147,7 +147,7 @@ fn plausible_stream() -> impl Strategy<Value = Vec<u8>> {
         .prop_map(|(command, flags, offset, length, fill)| {
             let mut bytes = request(command, flags, 7, offset, length);
             if command == CMD_WRITE {
-                bytes.extend(std::iter::repeat(fill).take(length as usize));
+                bytes.extend(std::iter::repeat_n(fill, length as usize));
             }
             bytes
         });

@@ -15,7 +15,7 @@
 //!
 //! Two hosts come with the loop: [`run_closed_loop`] (a fixed number of issuers per
 //! device, each thinking after its request completes) and [`run_open_loop`]
-//! (arrivals at given times). OWNER: engine helper.
+//! (arrivals at given times).
 
 use crate::device::{BlockDevice, Control, MemberIndex};
 use crate::engine::{DeviceCompletion, DeviceId, Engine, EngineError};

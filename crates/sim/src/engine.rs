@@ -1,4 +1,4 @@
-//! The discrete-event engine: one clock for many [`BlockDevice`]s. OWNER: engine helper.
+//! The discrete-event engine: one clock for many [`BlockDevice`]s.
 //!
 //! **Design.** The engine owns the devices and a binary min-heap of
 //! `(time, sequence, device)` entries, one live entry per device that has something

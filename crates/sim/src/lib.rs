@@ -15,7 +15,8 @@
 //! requests and set wake-ups; closed and open loops are two such hosts);
 //! [`members`] is the member bookkeeping every layer over devices shares (parent
 //! and child tables, per-member FIFOs, merged requests, delayed work);
-//! [`workload`] makes seeded synthetic requests; [`trace`] reads DiskSim validate
+//! [`rng`] is the workspace's one seeded random-number source; [`workload`] makes
+//! seeded synthetic requests; [`trace`] reads DiskSim validate
 //! traces; [`stats`] summarises response times and computes DiskSim's demerit;
 //! [`fake`] is a fixed-service device for tests and benchmarks.
 //!
@@ -28,6 +29,7 @@ pub mod engine;
 pub mod fake;
 pub mod members;
 pub mod request;
+pub mod rng;
 pub mod stats;
 pub mod trace;
 pub mod units;

@@ -1,5 +1,5 @@
 //! Statistics: response-time summaries, DiskSim-style histograms and the demerit
-//! figure. OWNER: engine helper.
+//! figure.
 //!
 //! The demerit figure (Ruemmler & Wilkes) is the root-mean-square horizontal distance
 //! between two response-time distributions. [`demerit_ms`] reproduces the number

@@ -1,4 +1,4 @@
-//! Trace readers. OWNER: engine helper.
+//! Trace readers.
 //!
 //! The DiskSim "validate" format has one request per line, whitespace separated:
 //! `R|W  tag  blkno  bcount  service_us  think_us`. The tag (`Hit`, `Miss`, `Doub`,

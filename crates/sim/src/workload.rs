@@ -1,78 +1,14 @@
-//! Seeded synthetic workloads. OWNER: engine helper.
+//! Seeded synthetic workloads.
 //!
-//! The generator is xoshiro256** seeded through SplitMix64 (both public-domain
-//! algorithms by Blackman and Vigna): integer-only, so a seed gives the same sequence
-//! on every platform.
+//! The generator is [`Xoshiro256StarStar`] from [`crate::rng`], the workspace's one
+//! random-number source: integer-only, so a seed gives the same sequence on every
+//! platform.
 
 use crate::driver::{RequestSource, RequestSpec};
 use crate::engine::DeviceId;
 use crate::request::Operation;
+use crate::rng::Xoshiro256StarStar;
 use crate::units::{Lbn, Nanoseconds, Sectors};
-
-/// SplitMix64: used to expand one 64-bit seed into xoshiro's 256-bit state.
-#[derive(Clone, Debug)]
-pub struct SplitMix64 {
-    state: u64,
-}
-
-impl SplitMix64 {
-    pub fn new(seed: u64) -> Self {
-        SplitMix64 { state: seed }
-    }
-    pub fn next_u64(&mut self) -> u64 {
-        self.state = self.state.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.state;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
-}
-
-/// xoshiro256**: small, fast, good statistical quality, not cryptographic.
-#[derive(Clone, Debug)]
-pub struct Xoshiro256StarStar {
-    state: [u64; 4],
-}
-
-impl Xoshiro256StarStar {
-    pub fn seed_from_u64(seed: u64) -> Self {
-        let mut expander = SplitMix64::new(seed);
-        Xoshiro256StarStar {
-            state: std::array::from_fn(|_| expander.next_u64()),
-        }
-    }
-
-    pub fn next_u64(&mut self) -> u64 {
-        let s = &mut self.state;
-        let result = s[1].wrapping_mul(5).rotate_left(7).wrapping_mul(9);
-        let t = s[1] << 17;
-        s[2] ^= s[0];
-        s[3] ^= s[1];
-        s[1] ^= s[2];
-        s[0] ^= s[3];
-        s[2] ^= t;
-        s[3] = s[3].rotate_left(45);
-        result
-    }
-
-    /// Uniform in `[0, bound)` without modulo bias (Lemire's multiply-and-reject);
-    /// `bound` must be positive.
-    pub fn below(&mut self, bound: u64) -> u64 {
-        debug_assert!(bound > 0);
-        let threshold = bound.wrapping_neg() % bound;
-        loop {
-            let product = u128::from(self.next_u64()) * u128::from(bound);
-            if (product as u64) >= threshold {
-                return (product >> 64) as u64;
-            }
-        }
-    }
-
-    /// Uniform in `[0, 1)` with 53 random bits.
-    pub fn next_f64(&mut self) -> f64 {
-        (self.next_u64() >> 11) as f64 * (1.0 / (1u64 << 53) as f64)
-    }
-}
 
 /// Where successive requests go.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -175,7 +111,7 @@ impl Workload {
             }
         };
         // Drawn for every request so the address stream does not depend on the mix.
-        let operation = if self.random.next_f64() < self.spec.read_fraction {
+        let operation = if self.random.unit_f64() < self.spec.read_fraction {
             Operation::Read
         } else {
             Operation::Write
@@ -219,21 +155,6 @@ mod tests {
             seed,
         }
     }
-
-    // Proves the generators match the published reference outputs, so sequences are
-    // the same on every platform: SplitMix64(0) starts 0xe220a8397b1dcdaf, and
-    // xoshiro256** seeded from SplitMix64(0) has a fixed first output computed
-    // independently (Python) from the published algorithm.
-    #[test]
-    fn reference_values() {
-        let mut splitmix = SplitMix64::new(0);
-        assert_eq!(splitmix.next_u64(), 0xe220_a839_7b1d_cdaf);
-        assert_eq!(splitmix.next_u64(), 0x6e78_9e6a_a1b9_65f4);
-        let mut xoshiro = Xoshiro256StarStar::seed_from_u64(0);
-        assert_eq!(xoshiro.next_u64(), XOSHIRO_SEED0_FIRST);
-    }
-
-    const XOSHIRO_SEED0_FIRST: u64 = 0x99ec_5f36_cb75_f2b4;
 
     // Proves the read fraction and the random spread are about right (10,000 draws:
     // the read share is within 3 %, every aligned slot of a small range is hit).

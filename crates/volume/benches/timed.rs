@@ -10,8 +10,8 @@ use spinstack_sim::device::BlockDevice;
 use spinstack_sim::driver::{run, run_closed_loop, Host, Io, Issue, RequestSpec};
 use spinstack_sim::engine::{DeviceCompletion, DeviceId, Engine, EngineError};
 use spinstack_sim::request::Operation;
+use spinstack_sim::rng::Xoshiro256StarStar;
 use spinstack_sim::units::{Lbn, Nanoseconds, Sectors};
-use spinstack_sim::workload::Xoshiro256StarStar;
 use spinstack_volume::map::{ParityLayout, Raid5Map};
 use spinstack_volume::timed::{HostCost, Parity, ParityOptions};
 

@@ -29,26 +29,8 @@ pub fn spec(level: Level, members: u32, member_size: u64) -> ArraySpec {
     }
 }
 
-/// xorshift64*: a seeded stream, so a failing test can be replayed.
-pub struct Rng(pub u64);
-
-impl Rng {
-    pub fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
-    }
-    pub fn below(&mut self, n: u64) -> u64 {
-        self.next() % n
-    }
-    pub fn fill(&mut self, buf: &mut [u8]) {
-        for chunk in buf.chunks_mut(8) {
-            let word = self.next().to_le_bytes();
-            chunk.copy_from_slice(&word[..chunk.len()]);
-        }
-    }
-}
+/// The workspace's seeded generator, so a failing test can be replayed from its seed.
+pub use spinstack_sim::rng::SplitMix64 as Rng;
 
 /// The volume's expected contents, sector by sector.
 pub struct Model(pub Vec<u8>);
@@ -76,7 +58,7 @@ pub fn random_writes(
         let sectors = 1 + rng.below(max_sectors.min(capacity));
         let lbn = rng.below(capacity - sectors + 1);
         let mut buf = vec![0u8; (sectors * 512) as usize];
-        rng.fill(&mut buf);
+        rng.fill_bytes(&mut buf);
         array.write(Lbn(lbn), &buf).unwrap();
         model.write(Lbn(lbn), &buf);
     }

@@ -5,6 +5,7 @@
 
 use spinstack_disk::layout::{Layout, LayoutError, Pbn, SectorContent};
 use spinstack_disk::spec::{SparingScheme, SurfaceOrder, ZoneSpec, ZonedLayoutSpec};
+use spinstack_sim::rng::SplitMix64;
 use spinstack_sim::units::Lbn;
 use spinstack_trackmap::{RemappedLbn, SectorLocation, TrackLocation};
 
@@ -23,19 +24,16 @@ pub const DISKSIM_DRIVES: [&str; 11] = [
     "st41601n",
 ];
 
-/// splitmix64: a tiny seeded generator so a case is reproducible from its seed.
-pub struct Rng(u64);
+/// The workspace's seeded generator with the inclusive range these tests draw from, so
+/// a case is reproducible from its seed.
+pub struct Rng(SplitMix64);
 
 impl Rng {
     pub fn new(seed: u64) -> Rng {
-        Rng(seed)
+        Rng(SplitMix64::new(seed))
     }
     pub fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
+        self.0.next_u64()
     }
     /// Uniform in `low..=high` (`low` when `high < low`).
     pub fn range(&mut self, low: u64, high: u64) -> u64 {

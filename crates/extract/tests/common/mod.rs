@@ -9,7 +9,7 @@ use spinstack_disk::spec::{
     LayoutSpec, SerpentineLayoutSpec, SerpentineZoneSpec, SparingScheme, SurfaceOrder, ZoneSpec,
     ZonedLayoutSpec,
 };
-use spinstack_extract::rng::Rng;
+use spinstack_sim::rng::SplitMix64;
 
 const SCHEMES: [SparingScheme; 6] = [
     SparingScheme::TracksPerZone,
@@ -25,7 +25,7 @@ const ORDERS: [SurfaceOrder; 3] = [
     SurfaceOrder::ReverseOnOddCylinder,
 ];
 
-fn range(rng: &mut Rng, low: u64, high: u64) -> u64 {
+fn range(rng: &mut SplitMix64, low: u64, high: u64) -> u64 {
     low + rng.below(high - low + 1)
 }
 
@@ -38,7 +38,7 @@ fn zone_units(spec: &ZonedLayoutSpec, zone: &ZoneSpec) -> u64 {
     }
 }
 
-fn random_zone(rng: &mut Rng, spec: &ZonedLayoutSpec, first_cylinder: u32) -> ZoneSpec {
+fn random_zone(rng: &mut SplitMix64, spec: &ZonedLayoutSpec, first_cylinder: u32) -> ZoneSpec {
     let spt = range(rng, 1, 40) as u32;
     let mut zone = ZoneSpec {
         first_cylinder,
@@ -67,7 +67,7 @@ fn random_zone(rng: &mut Rng, spec: &ZonedLayoutSpec, first_cylinder: u32) -> Zo
     zone
 }
 
-fn random_zoned_spec(rng: &mut Rng) -> ZonedLayoutSpec {
+fn random_zoned_spec(rng: &mut SplitMix64) -> ZonedLayoutSpec {
     let mut spec = ZonedLayoutSpec {
         surfaces: range(rng, 1, 5) as u32,
         cylinders: 0,
@@ -92,7 +92,7 @@ fn random_zoned_spec(rng: &mut Rng) -> ZonedLayoutSpec {
 /// Scheme 1 (whole spare tracks) is left without defects: a remapped whole track
 /// leaves no data sector on its home track from which reverse translation could
 /// name the moved LBNs, a limitation of the defect-list step (see scsi.rs).
-fn add_defects(rng: &mut Rng, spec: &mut ZonedLayoutSpec) {
+fn add_defects(rng: &mut SplitMix64, spec: &mut ZonedLayoutSpec) {
     if spec.sparing == SparingScheme::TracksPerZone {
         return;
     }
@@ -131,7 +131,7 @@ fn has_fully_remapped_track(layout: &Layout) -> bool {
 /// A random zoned layout the layout model accepts, with slips dropped zone by zone
 /// until it does; `None` when even a slip-free version is rejected.
 pub fn random_zoned(seed: u64) -> Option<LayoutSpec> {
-    let mut rng = Rng::new(seed);
+    let mut rng = SplitMix64::new(seed);
     let mut spec = random_zoned_spec(&mut rng);
     for z in 0..spec.zones.len() {
         while Layout::new(&LayoutSpec::Zoned(spec.clone())).is_err()
@@ -148,7 +148,7 @@ pub fn random_zoned(seed: u64) -> Option<LayoutSpec> {
 }
 
 pub fn random_serpentine(seed: u64) -> Option<LayoutSpec> {
-    let mut rng = Rng::new(seed);
+    let mut rng = SplitMix64::new(seed);
     let surfaces = range(&mut rng, 1, 4) as u32;
     let mut spec = SerpentineLayoutSpec {
         surfaces,

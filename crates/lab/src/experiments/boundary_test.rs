@@ -12,11 +12,11 @@ use crate::claim::Claim;
 use crate::drives::{self, Zone};
 use crate::harness::{Experiment, Outcome, RunContext};
 use crate::plot::{Figure, LegendCorner, Mark, Panel, PanelContent, Series};
-use crate::rng::SplitMix64;
 use crate::table::{Cell, DataTable};
 use crate::LabError;
 use spinstack_disk::spec::DriveSpec;
 use spinstack_extract::experiments::{boundary_test, BoundaryPoint, BOUNDARY_TEST_SECTORS};
+use spinstack_sim::rng::SplitMix64;
 
 pub struct BoundaryTest;
 

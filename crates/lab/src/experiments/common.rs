@@ -4,11 +4,11 @@
 use crate::driver::{run_closed_loop, Access, Run, Workload};
 use crate::drives::Zone;
 use crate::harness::RunContext;
-use crate::rng::SplitMix64;
 use crate::LabError;
 use spinstack_disk::drive::{Drive, DriveOptions};
 use spinstack_disk::spec::DriveSpec;
 use spinstack_sim::request::{Operation, TimeBreakdown};
+use spinstack_sim::rng::SplitMix64;
 use spinstack_sim::units::{Lbn, Sectors};
 
 /// Where a request starts relative to track boundaries.

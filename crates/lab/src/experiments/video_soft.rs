@@ -32,12 +32,12 @@ use super::video::{
 };
 use crate::drives::{self, Zone, ATLAS_10K_II};
 use crate::harness::{Experiment, Outcome, RunContext};
-use crate::rng::SplitMix64;
 use crate::LabError;
 use spinstack_disk::drive::{Drive, DriveOptions};
 use spinstack_disk::spec::{DriveSpec, SchedulingPolicy};
 use spinstack_sim::engine::{Engine, EngineOptions};
 use spinstack_sim::request::{BlockRequest, Operation, RequestId};
+use spinstack_sim::rng::SplitMix64;
 use spinstack_sim::units::{Lbn, Sectors};
 
 mod report;

@@ -13,11 +13,11 @@ use crate::claim::{Claim, Tolerance};
 use crate::drives;
 use crate::harness::{Experiment, Outcome, RunContext};
 use crate::plot::{Figure, LegendCorner, Mark, Panel, PanelContent, Series};
-use crate::rng::SplitMix64;
 use crate::table::DataTable;
 use crate::LabError;
 use spinstack_disk::DriveSpec;
 use spinstack_extract::experiments::zero_latency_test;
+use spinstack_sim::rng::SplitMix64;
 
 pub struct ZeroLatencyTest;
 

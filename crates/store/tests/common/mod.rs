@@ -2,6 +2,7 @@
 //! filler bytes.
 #![allow(dead_code)] // each test binary uses its own subset
 
+use spinstack_sim::rng::SplitMix64;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -43,16 +44,10 @@ impl Drop for ScratchDir {
     }
 }
 
-/// `len` bytes that depend on `seed` and on the position (never all zero for len > 0).
+/// `len` bytes that depend on `seed` and on the position (the workspace's seeded
+/// generator's byte stream).
 pub fn pattern(seed: u64, len: usize) -> Vec<u8> {
-    let mut state = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
-    (0..len)
-        .map(|_| {
-            // xorshift64: cheap, and good enough to make every byte differ.
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            (state >> 24) as u8
-        })
-        .collect()
+    let mut bytes = vec![0; len];
+    SplitMix64::new(seed).fill_bytes(&mut bytes);
+    bytes
 }

@@ -1,8 +1,8 @@
 //! Shared helpers: a seeded generator, stores, and the `Array` view the model test
 //! drives every level through.
 
+use spinstack_sim::rng::Xoshiro256StarStar;
 use spinstack_sim::units::{Lbn, Sectors, SECTOR_BYTES};
-use spinstack_sim::workload::Xoshiro256StarStar;
 use spinstack_store::{BlockStore, MemoryStore};
 use spinstack_volume::bytes::{
     CopyLayout, DmaAlignedBuffer, MirrorVolume, Raid0Volume, Raid5Volume, ScrubReport, VolumeStatus,

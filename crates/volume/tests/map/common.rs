@@ -2,23 +2,22 @@
 //! validation paper, and the checks every map must pass.
 
 use proptest::prelude::*;
+use spinstack_sim::rng::SplitMix64;
 use spinstack_sim::units::{Lbn, Sectors};
 use spinstack_volume::map::{
     MemberIndex, ParityLayout, Raid5Map, Role, TrackAlignedLayout, UnitPolicy,
 };
 
-/// A small deterministic generator (xorshift64*), seeded from proptest inputs.
-pub struct Rng(u64);
+/// The workspace's seeded generator with the inclusive range these tests draw from,
+/// seeded from proptest inputs.
+pub struct Rng(SplitMix64);
 
 impl Rng {
     pub fn new(seed: u64) -> Rng {
-        Rng(seed ^ 0x9E37_79B9_7F4A_7C15 | 1)
+        Rng(SplitMix64::new(seed))
     }
     pub fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
+        self.0.next_u64()
     }
     /// Uniform in `low..=high`.
     pub fn range(&mut self, low: u64, high: u64) -> u64 {

@@ -176,8 +176,10 @@ impl<'a> ByteArray<'a> {
         let layout = self.layout;
         let queries = RefCell::new(Vec::new());
         let cached = |member: MemberIndex, lbn: Lbn, sectors: Sectors| {
-            let hit = cache_seed % 3 == 0
-                && Rng::new(cache_seed ^ lbn.0 ^ (u64::from(member.0) << 40)).next() % 2 == 0;
+            let hit = cache_seed.is_multiple_of(3)
+                && Rng::new(cache_seed ^ lbn.0 ^ (u64::from(member.0) << 40))
+                    .next()
+                    .is_multiple_of(2);
             queries.borrow_mut().push((member, lbn, sectors, hit));
             hit
         };

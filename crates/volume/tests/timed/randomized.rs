@@ -9,8 +9,8 @@ use spinstack_sim::driver::Issue;
 use spinstack_sim::engine::{DeviceId, Engine};
 use spinstack_sim::fake::FixedServiceDevice;
 use spinstack_sim::request::{Operation, Status};
+use spinstack_sim::rng::Xoshiro256StarStar;
 use spinstack_sim::units::{Lbn, Sectors};
-use spinstack_sim::workload::Xoshiro256StarStar;
 use spinstack_volume::map::{Raid5Map, TrackAlignedLayout, UnitPolicy};
 use spinstack_volume::timed::{
     DmaBuffer, HostCost, Mirrored, Parity, ParityOptions, PlugPolicy, ReadBalance, Striped,

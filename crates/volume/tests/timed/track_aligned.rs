@@ -4,8 +4,8 @@
 use super::common::*;
 use spinstack_disk::drive::Drive;
 use spinstack_sim::request::{Operation, Status};
+use spinstack_sim::rng::Xoshiro256StarStar;
 use spinstack_sim::units::Sectors;
-use spinstack_sim::workload::Xoshiro256StarStar;
 use spinstack_volume::map::{ParityLayout, TrackAlignedLayout, UnitPolicy};
 use spinstack_volume::timed::{HostCost, Parity, ParityOptions};
 

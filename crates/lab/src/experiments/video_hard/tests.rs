@@ -1,7 +1,7 @@
 //! Tests of the worst-case admission model.
 
 use super::*;
-use crate::rng::SplitMix64;
+use spinstack_sim::rng::SplitMix64;
 
 fn model() -> Model {
     let spec = drives::spec(ATLAS_10K_II).unwrap();

@@ -89,7 +89,7 @@ impl<S: BlockStore> DmaAlignedBuffer<S> {
             Some("a buffer block needs at least one sector")
         } else if (config.blocks as u64)
             .checked_mul(config.block_sectors.bytes())
-            .map_or(true, |total| total > MAX_BUFFER_BYTES)
+            .is_none_or(|total| total > MAX_BUFFER_BYTES)
         {
             Some("blocks * block size exceeds MAX_BUFFER_BYTES")
         } else {
