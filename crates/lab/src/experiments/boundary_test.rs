@@ -237,9 +237,40 @@ fn notes(means: &Means, zone: &Zone, reads: usize) -> Vec<String> {
          spinstack-extract's boundary test (the same code as `spinstack extract \
          --experiment boundary-test`).",
         zone.tracks[0].sectors.0,
-        zone.tracks.get(1).map_or(0, |t| t.sectors.0),
+        // The other surface's first track: in serpentine order the next tracks in
+        // LBN order stay on the top surface for a whole band of cylinders.
+        zone.tracks
+            .iter()
+            .find(|t| t.surface != zone.tracks[0].surface)
+            .map_or(0, |t| t.sectors.0),
         reads,
         means.crossing_count,
         means.within_count
     )]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    // Regression (issue 12 review): the setup note took the zone's second track in LBN
+    // order as "the other surface", but in serpentine order that track is on the same
+    // surface, so the note said 1144 and 1144 where the paper's Table 2 gives the CZK
+    // drive 1144 (surface 0) and 1092 (surface 1).
+    #[test]
+    fn setup_note_names_both_surfaces_track_sizes() {
+        let spec = spinstack_disk::catalog::get(DRIVE).unwrap();
+        let zone = drives::first_zone(&spec, &drives::layout(&spec).unwrap()).unwrap();
+        let means = Means {
+            crossing_ms: 0.0,
+            crossing_count: 0,
+            within_ms: 0.0,
+            within_count: 0,
+        };
+        let note = &notes(&means, &zone, 0)[0];
+        assert!(
+            note.contains("1144 sectors per track on the top surface, 1092 on the other"),
+            "{note}"
+        );
+    }
 }
