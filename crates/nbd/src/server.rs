@@ -214,6 +214,21 @@ impl Drop for ServerHandle {
     }
 }
 
+/// Binds a Unix socket at `path`. A socket file there that nobody listens on (left
+/// by a killed process) is replaced; one with a listener is an `AddrInUse` error.
+pub fn bind_unix(path: &std::path::Path) -> io::Result<UnixListener> {
+    if path.exists() {
+        if UnixStream::connect(path).is_ok() {
+            return Err(io::Error::new(
+                io::ErrorKind::AddrInUse,
+                format!("{}: a server already listens there", path.display()),
+            ));
+        }
+        std::fs::remove_file(path)?;
+    }
+    UnixListener::bind(path)
+}
+
 /// Binds `address` and serves `backend` from a thread of its own. A Unix socket path
 /// that exists is replaced only if nothing listens on it (a stale socket).
 pub fn start(
@@ -222,19 +237,7 @@ pub fn start(
     config: ServerConfig,
 ) -> io::Result<ServerHandle> {
     let (listener, bound) = match address {
-        Address::Unix(path) => {
-            if path.exists() {
-                if UnixStream::connect(path).is_ok() {
-                    return Err(io::Error::new(
-                        io::ErrorKind::AddrInUse,
-                        format!("{}: a server already listens there", path.display()),
-                    ));
-                }
-                std::fs::remove_file(path)?;
-            }
-            let listener = UnixListener::bind(path)?;
-            (Listener::Unix(listener), address.clone())
-        }
+        Address::Unix(path) => (Listener::Unix(bind_unix(path)?), address.clone()),
         Address::Tcp(socket_address) => {
             let listener = TcpListener::bind(socket_address)?;
             let local = listener.local_addr()?;

@@ -97,7 +97,7 @@ where
     replies.in_flight.wait_empty();
     replies.flush();
     match replies.take_failure() {
-        Some(error) if closed_or(io::Error::new(error.kind(), "")).is_err() => Err(error),
+        Some(error) if !is_hang_up(error.kind()) => Err(error),
         _ => Ok(ending),
     }
 }
@@ -141,14 +141,23 @@ fn next_request<R: Read>(reader: &mut R, limits: Limits) -> io::Result<Next> {
     Ok(Next::Request(header, Some(data)))
 }
 
+/// Whether an I/O error only means the client went away.
+fn is_hang_up(kind: io::ErrorKind) -> bool {
+    matches!(
+        kind,
+        io::ErrorKind::UnexpectedEof
+            | io::ErrorKind::ConnectionReset
+            | io::ErrorKind::ConnectionAborted
+            | io::ErrorKind::BrokenPipe
+    )
+}
+
 /// An end of stream is the client closing; any other read error is passed up.
 fn closed_or(error: io::Error) -> io::Result<Ending> {
-    match error.kind() {
-        io::ErrorKind::UnexpectedEof
-        | io::ErrorKind::ConnectionReset
-        | io::ErrorKind::ConnectionAborted
-        | io::ErrorKind::BrokenPipe => Ok(Ending::ClientClosed),
-        _ => Err(error),
+    if is_hang_up(error.kind()) {
+        Ok(Ending::ClientClosed)
+    } else {
+        Err(error)
     }
 }
 

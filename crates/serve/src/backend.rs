@@ -120,47 +120,45 @@ fn run_command<S: BlockStore>(
     command: &Command,
     read_buffer: &mut Vec<u8>,
 ) -> Result<(), StoreError> {
-    {
-        match *command {
-            Command::Read {
-                offset_bytes,
-                length_bytes,
-            } => {
-                // Reused from request to request: no allocation or zeroing per read.
-                read_buffer.resize(length_bytes as usize, 0);
-                store.read(offset_bytes, read_buffer)
-            }
-            Command::Write {
-                offset_bytes,
-                ref data,
-                force_unit_access,
-            } => {
-                store.write(offset_bytes, data)?;
-                flush_if(store, force_unit_access)
-            }
-            Command::Flush => store.flush(),
-            Command::Trim {
-                offset_bytes,
-                length_bytes,
-                force_unit_access,
-            } => {
-                store.trim(offset_bytes, length_bytes as u64)?;
-                flush_if(store, force_unit_access)
-            }
-            Command::WriteZeroes {
-                offset_bytes,
-                length_bytes,
-                force_unit_access,
-                may_trim,
-            } => {
-                let mode = if may_trim {
-                    ZeroMode::MayTrim
-                } else {
-                    ZeroMode::Allocate
-                };
-                store.write_zeroes(offset_bytes, length_bytes as u64, mode)?;
-                flush_if(store, force_unit_access)
-            }
+    match *command {
+        Command::Read {
+            offset_bytes,
+            length_bytes,
+        } => {
+            // Reused from request to request: no allocation or zeroing per read.
+            read_buffer.resize(length_bytes as usize, 0);
+            store.read(offset_bytes, read_buffer)
+        }
+        Command::Write {
+            offset_bytes,
+            ref data,
+            force_unit_access,
+        } => {
+            store.write(offset_bytes, data)?;
+            flush_if(store, force_unit_access)
+        }
+        Command::Flush => store.flush(),
+        Command::Trim {
+            offset_bytes,
+            length_bytes,
+            force_unit_access,
+        } => {
+            store.trim(offset_bytes, length_bytes as u64)?;
+            flush_if(store, force_unit_access)
+        }
+        Command::WriteZeroes {
+            offset_bytes,
+            length_bytes,
+            force_unit_access,
+            may_trim,
+        } => {
+            let mode = if may_trim {
+                ZeroMode::MayTrim
+            } else {
+                ZeroMode::Allocate
+            };
+            store.write_zeroes(offset_bytes, length_bytes as u64, mode)?;
+            flush_if(store, force_unit_access)
         }
     }
 }

@@ -15,7 +15,7 @@ use serde_json::Value;
 use spinstack_array::control::{parse_request, response_line, ControlRequest, ControlResponse};
 use spinstack_array::Array;
 use std::io::{BufRead, BufReader, Read, Write};
-use std::os::unix::net::{UnixListener, UnixStream};
+use std::os::unix::net::UnixStream;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -50,16 +50,7 @@ impl ControlServer {
         backend: Arc<StoreBackend<Array>>,
         extra_status: ExtraStatus,
     ) -> std::io::Result<ControlServer> {
-        if path.exists() {
-            if UnixStream::connect(path).is_ok() {
-                return Err(std::io::Error::new(
-                    std::io::ErrorKind::AddrInUse,
-                    format!("{}: another server controls this volume", path.display()),
-                ));
-            }
-            std::fs::remove_file(path)?;
-        }
-        let listener = UnixListener::bind(path)?;
+        let listener = spinstack_nbd::server::bind_unix(path)?;
         let stop = Arc::new(AtomicBool::new(false));
         let thread_stop = Arc::clone(&stop);
         let shared = Arc::new(Shared {

@@ -8,7 +8,7 @@
 use spinstack_array::{member_disks, ArraySpec, TrackUnits};
 use spinstack_disk::drive::DriveOptions;
 use spinstack_volume::build::{build, Volume};
-use spinstack_volume::config::VolumeSpec;
+use spinstack_volume::config::{VolumeSpec, DEFAULT_STRIPE_CACHE};
 use spinstack_volume::timed::{HostCost, ReadBalance};
 
 /// Why the model could not be built.
@@ -35,8 +35,8 @@ pub fn volume_spec(spec: &ArraySpec) -> VolumeSpec {
         copies: 2,
         track_units: spec.track_units.unwrap_or(TrackUnits::WholeTrack),
         read_balance: ReadBalance::default(),
-        fill_in_parity: spec.level == spinstack_array::Level::Raid5TrackAligned,
-        stripe_cache: 256,
+        fill_in_parity: spec.level.fill_in_parity_by_default(),
+        stripe_cache: DEFAULT_STRIPE_CACHE,
         buffer: spec.buffer,
         plug: None,
         host: HostCost::NONE,

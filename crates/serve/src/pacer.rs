@@ -15,7 +15,7 @@
 //! earlier than the model allows, which is what pacing means.
 
 use serde::Serialize;
-use spinstack_sim::device::{BlockDevice, Control, MemberIndex};
+use spinstack_sim::device::{Control, MemberIndex};
 use spinstack_sim::engine::{DeviceCompletion, DeviceId, Engine, EngineOptions};
 use spinstack_sim::request::{BlockRequest, Operation, RequestId};
 use spinstack_sim::units::{Lbn, Nanoseconds, Sectors};
@@ -267,9 +267,4 @@ impl PacerLoop {
             .lock()
             .unwrap_or_else(|poison| poison.into_inner()) = snapshot;
     }
-}
-
-/// The model's capacity, for checking the served volume fits it.
-pub fn model_capacity(volume: &Volume) -> Sectors {
-    volume.capacity()
 }

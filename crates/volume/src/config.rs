@@ -33,6 +33,9 @@ use spinstack_sim::units::{Nanoseconds, Sectors, SECTOR_BYTES};
 use std::path::Path;
 use toml::Spanned;
 
+/// Stripes a RAID-5 holds in memory unless a volume file says otherwise.
+pub const DEFAULT_STRIPE_CACHE: u32 = 256;
+
 /// The RAID level.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
 #[serde(rename_all = "kebab-case")]
@@ -55,6 +58,11 @@ impl Level {
             Level::Raid5 => "raid5",
             Level::Raid5TrackAligned => "raid5-track-aligned",
         }
+    }
+    /// Whether a stripe read fetches the parity too when it is the only member the
+    /// read skips (on for the track-aligned RAID-5, whose stripes are whole tracks).
+    pub fn fill_in_parity_by_default(self) -> bool {
+        self == Level::Raid5TrackAligned
     }
     /// Fewest members the level works with.
     pub fn minimum_members(self) -> usize {

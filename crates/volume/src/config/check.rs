@@ -124,7 +124,7 @@ impl Checker<'_> {
         };
         let stripe_cache = match &raw.stripe_cache {
             Some(stripes) => self.count(stripes, "stripe_cache", 0..=1 << 20)?,
-            None => 256,
+            None => super::DEFAULT_STRIPE_CACHE,
         };
         Ok(VolumeSpec {
             level,
@@ -135,7 +135,7 @@ impl Checker<'_> {
             read_balance,
             fill_in_parity: raw
                 .fill_in_parity
-                .map_or(level == Level::Raid5TrackAligned, |v| *v.get_ref()),
+                .map_or(level.fill_in_parity_by_default(), |v| *v.get_ref()),
             stripe_cache,
             buffer: raw.buffer.as_ref().map(|b| self.buffer(b)).transpose()?,
             plug: raw.plug.as_ref().map(|p| self.plug(p)).transpose()?,
