@@ -31,7 +31,7 @@ pub struct Args {
     /// Catalog name (see `spinstack disks`) or path to a .parv / .toml drive file.
     #[arg(long, required_unless_present = "volume", conflicts_with = "volume")]
     disk: Option<String>,
-    /// A volume file (TOML: level, chunk, members, optional [buffer]); see the README.
+    /// A volume file (TOML: level, chunk, members, an optional buffer table); see the README.
     #[arg(long)]
     volume: Option<std::path::PathBuf>,
     #[arg(long, value_enum, default_value_t = Pattern::Random)]

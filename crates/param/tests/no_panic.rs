@@ -6,6 +6,7 @@
 
 use proptest::prelude::*;
 use spinstack_param::parse_str;
+use spinstack_testdata::mutation::Mutator;
 use std::path::{Path, PathBuf};
 
 /// The real top-level and included files, if present (read once).
@@ -36,35 +37,12 @@ fn read_real_files() -> Vec<(PathBuf, Vec<u8>)> {
 }
 
 /// One edit: (operation, position, length, byte).
-type Mutation = (u8, usize, usize, u8);
-
 /// Bytes that matter to the lexer, so mutations hit the grammar often.
-const INTERESTING: &[u8] = b"{}[],=;?:.#\n -0123456789xe+abc\x00\xff";
-
-fn mutate(mut bytes: Vec<u8>, edits: &[Mutation]) -> Vec<u8> {
-    for &(op, at, len, byte) in edits {
-        if bytes.is_empty() {
-            bytes.push(byte);
-            continue;
-        }
-        let at = at % bytes.len();
-        let end = (at + len % 64).min(bytes.len());
-        let b = INTERESTING[byte as usize % INTERESTING.len()];
-        match op % 5 {
-            0 => bytes[at] = b,
-            1 => {
-                bytes.drain(at..end);
-            }
-            2 => bytes.insert(at, b),
-            3 => {
-                let copy = bytes[at..end].to_vec();
-                bytes.splice(at..at, copy);
-            }
-            _ => bytes.truncate(at),
-        }
-    }
-    bytes
-}
+const MUTATOR: Mutator = Mutator {
+    interesting: b"{}[],=;?:.#\n -0123456789xe+abc\x00\xff",
+    span_bytes_max: 64,
+    oversized_numbers: false,
+};
 
 /// Case count: `PROPTEST_CASES` when set (for long runs), else `default`.
 fn cases(default: u32) -> u32 {
@@ -100,7 +78,7 @@ proptest! {
             return Ok(());
         }
         let (path, bytes) = &files[pick.index(files.len())];
-        let damaged = mutate(bytes.clone(), &edits);
+        let damaged = MUTATOR.apply(bytes.clone(), &edits);
         let _ = parse_str(path, &String::from_utf8_lossy(&damaged));
     }
 }

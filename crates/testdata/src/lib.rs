@@ -14,8 +14,12 @@
 //! that would skip there (a wrong path, a renamed folder) fails CI rather than
 //! counting as passed.
 //!
+//! [`mutation`] is the byte mutator the parsers' never-panic properties share.
+//!
 //! **What it does not do.** Read or parse the files, or decide anything about other
 //! tools a test may need (the NBD and fio tests use `SPINSTACK_REQUIRE_TOOLS`).
+
+pub mod mutation;
 
 use std::path::{Path, PathBuf};
 

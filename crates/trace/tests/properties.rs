@@ -8,6 +8,7 @@
 use proptest::prelude::*;
 use spinstack_sim::request::Operation;
 use spinstack_sim::units::{Lbn, Nanoseconds, Sectors};
+use spinstack_testdata::mutation::Mutator;
 use spinstack_trace::{
     write_record, BlkparseAction, ReaderOptions, TraceFormat, TraceReader, TraceRecord,
 };
@@ -49,35 +50,11 @@ const ACTIONS: [BlkparseAction; 3] = [
 ];
 
 /// Bytes that matter to the parsers, so edits hit field boundaries often.
-const INTERESTING: &[u8] = b",.+ \n\r\t0123456789xFDRWNQC-e\xff\x00";
-
-fn mutate(mut bytes: Vec<u8>, edits: &[(u8, usize, usize, u8)]) -> Vec<u8> {
-    for &(op, at, len, byte) in edits {
-        if bytes.is_empty() {
-            bytes.push(byte);
-            continue;
-        }
-        let at = at % bytes.len();
-        let end = (at + len % 32).min(bytes.len());
-        let b = INTERESTING[byte as usize % INTERESTING.len()];
-        match op % 6 {
-            0 => bytes[at] = b,
-            1 => {
-                bytes.drain(at..end);
-            }
-            2 => bytes.insert(at, b),
-            3 => {
-                let copy = bytes[at..end].to_vec();
-                bytes.splice(at..at, copy);
-            }
-            4 => bytes
-                .splice(at..at, b"99999999999999999999".iter().copied())
-                .for_each(drop),
-            _ => bytes.truncate(at),
-        }
-    }
-    bytes
-}
+const MUTATOR: Mutator = Mutator {
+    interesting: b",.+ \n\r\t0123456789xFDRWNQC-e\xff\x00",
+    span_bytes_max: 32,
+    oversized_numbers: true,
+};
 
 /// Records each format can hold, times at its resolution (MSR: 100 ns ticks).
 fn records(format: TraceFormat) -> impl Strategy<Value = Vec<TraceRecord>> {
@@ -173,7 +150,7 @@ proptest! {
         edits in prop::collection::vec((any::<u8>(), any::<usize>(), any::<usize>(), any::<u8>()), 1..8),
     ) {
         for (format, text) in fixtures() {
-            let damaged = mutate(text.as_bytes().to_vec(), &edits);
+            let damaged = MUTATOR.apply(text.as_bytes().to_vec(), &edits);
             for action in ACTIONS {
                 read_all(&damaged, format, action);
             }

@@ -1,8 +1,8 @@
 //! LBN ↔ PBN mapping and track boundaries (pure: no timing).
 //!
 //! Two layouts: DiskSim's zoned `dm_layout_g1`
-//! ([`zoned`], notes §2) and the serpentine numbering of the validation paper
-//! ([`serpentine`]). [`Layout::new`] validates the spec and precomputes tables
+//! (module `zoned`, notes §2) and the serpentine numbering of the validation paper
+//! (module `serpentine`). [`Layout::new`] validates the spec and precomputes tables
 //! so that `lbn_to_pbn` and `track_of` are O(log zones + log slips) with no
 //! allocation; `Layout` is cheap to clone (shared tables).
 //!

@@ -16,7 +16,7 @@
 //! requests in each round"). A sweep from one edge of the disk makes V seeks whose
 //! distances add up to at most the full stroke; the seek curve is concave, so their
 //! total is largest when the distances are equal (Jensen; Oyang's bound, the
-//! paper's [31]). The route charged is therefore V seeks of (cylinders − 1) / V.
+//! paper's reference 31). The route charged is therefore V seeks of (cylinders − 1) / V.
 
 use super::fig1_efficiency::max_streaming_efficiency;
 use super::video::{

@@ -8,7 +8,7 @@
 //! reaches the member (device I/Os are set up one after another).
 //!
 //! **Figures.** The DAB paper's host is a 700 MHz Celeron under Windows 2000 (its
-//! Table 2). Its reference [12], Chung, Gray, Worthington and Horst, "Windows 2000
+//! Table 2). Its reference 12, Chung, Gray, Worthington and Horst, "Windows 2000
 //! Disk IO Performance" (MSR-TR-2000-55), Table 11, measured on a 733 MHz Pentium
 //! III: an unbuffered sequential IO costs 50 µs fixed + 0.5 µs per KB of CPU (the
 //! whole path to the device and back), a buffered one (served from the file
