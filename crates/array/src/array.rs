@@ -350,13 +350,6 @@ impl Array {
         changed
     }
 
-    /// Assembles the array in `dir` (see the crate docs), takes its lock and marks it
-    /// in use (dirty).
-    pub fn open(dir: &Path) -> Result<(Array, AssemblyReport), ArrayError> {
-        let lock = DirLock::take(dir)?;
-        crate::maintenance::assemble(dir, lock)
-    }
-
     #[allow(clippy::too_many_arguments)]
     pub(crate) fn assembled(
         dir: &Path,

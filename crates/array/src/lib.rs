@@ -46,6 +46,7 @@
 //! are recorded at the next flush or maintenance call, not at once.
 
 mod array;
+mod assembly;
 pub mod control;
 mod engine;
 mod error;
@@ -55,9 +56,9 @@ pub mod superblock;
 pub mod tracks;
 
 pub use array::Array;
+pub use assembly::read_spec;
 pub use engine::{member_disks, DEFAULT_DISK};
 pub use error::ArrayError;
-pub use maintenance::read_spec;
 pub use member::{intent_path, member_path};
 pub use spinstack_volume::config::{BufferSpec, Level, TrackUnits};
 pub use spinstack_volume::dab::WritePolicy;

@@ -5,7 +5,8 @@
 //! ([`crate::simulate_trace`]).
 
 use crate::cmd_trace::{parse_device, ActionArg, FormatArg, TraceInput};
-use crate::simulate_trace;
+use crate::simulate_trace::{self, ReplayOptions};
+use crate::volume_report::{print_volume, volume_report, BuiltNames, VolumeReport};
 use anyhow::Context;
 use serde::Serialize;
 use spinstack_disk::catalog;
@@ -21,7 +22,6 @@ use spinstack_sim::stats::{ResponseStats, ResponseSummary};
 use spinstack_sim::units::{Lbn, Nanoseconds, Sectors};
 use spinstack_sim::workload::{AccessPattern, Workload, WorkloadSpec};
 use spinstack_volume::map::ParityLayout;
-use spinstack_volume::timed::DabCounters;
 use spinstack_volume::{build, config};
 use std::time::Instant;
 
@@ -92,6 +92,15 @@ impl Args {
     }
 
     /// How to read `--trace`.
+    /// How a trace is replayed, from the flags that shape it.
+    fn replay_options(&self) -> ReplayOptions {
+        ReplayOptions {
+            limit: self.limit,
+            wrap: self.wrap,
+            queue_depth: self.queue_depth,
+        }
+    }
+
     pub(crate) fn trace_input(&self) -> anyhow::Result<TraceInput> {
         Ok(TraceInput {
             format: self.format.context("--trace needs --format")?,
@@ -136,30 +145,6 @@ struct Report {
     simulated_requests_per_wall_second: f64,
 }
 
-/// A volume's level, members and what each member received.
-#[derive(Serialize, Debug)]
-pub(crate) struct VolumeReport {
-    file: String,
-    level: &'static str,
-    capacity_sectors: u64,
-    members: Vec<MemberReport>,
-    /// Raw drive sectors that hold neither data nor parity (parity levels).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    unused_sectors: Option<u64>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    buffer: Option<DabCounters>,
-    notes: Vec<String>,
-}
-
-#[derive(Serialize, Debug)]
-struct MemberReport {
-    name: String,
-    requests: u64,
-    sectors: u64,
-    /// Member requests that covered exactly one whole track of the member.
-    whole_track_requests: u64,
-}
-
 pub fn run(args: Args) -> anyhow::Result<()> {
     let options = DriveOptions {
         // A trace replayed by its times keeps the drive's own queue depth.
@@ -182,7 +167,8 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         .with_context(|| format!("cannot build drive {:?}", spec.name))?;
     if let Some(trace) = &args.trace {
         let input = args.trace_input()?;
-        let (report, _) = simulate_trace::replay(drive, &spec.name, &args, trace, &input)?;
+        let (report, _) =
+            simulate_trace::replay(drive, &spec.name, &args.replay_options(), trace, &input)?;
         return simulate_trace::print(&report, args.json);
     }
     let (report, _) = simulate(drive, &spec.name, &args)?;
@@ -199,7 +185,7 @@ fn run_volume(path: &std::path::Path, options: DriveOptions, args: &Args) -> any
     if let Some(trace) = &args.trace {
         let input = args.trace_input()?;
         let (mut report, engine) =
-            simulate_trace::replay(built.volume, &name, args, trace, &input)?;
+            simulate_trace::replay(built.volume, &name, &args.replay_options(), trace, &input)?;
         let names = BuiltNames {
             member_names: built.member_names,
             notes: built.notes,
@@ -238,44 +224,6 @@ fn run_volume(path: &std::path::Path, options: DriveOptions, args: &Args) -> any
         &engine.devices()[0],
     ));
     print_report(&report, args.json)
-}
-
-/// What a volume report needs from the build besides the volume itself.
-struct BuiltNames {
-    member_names: Vec<String>,
-    notes: Vec<String>,
-}
-
-/// The volume's level, capacity and each member's traffic after a run.
-fn volume_report(
-    path: &std::path::Path,
-    spec: &config::VolumeSpec,
-    built: BuiltNames,
-    volume: &build::Volume,
-) -> VolumeReport {
-    let BuiltNames {
-        member_names,
-        notes,
-    } = built;
-    let members = member_names
-        .into_iter()
-        .zip(volume.member_stats())
-        .map(|(name, stats)| MemberReport {
-            name,
-            requests: stats.requests,
-            sectors: stats.sectors,
-            whole_track_requests: stats.whole_track_requests,
-        })
-        .collect();
-    VolumeReport {
-        file: path.display().to_string(),
-        level: spec.level.name(),
-        capacity_sectors: volume.capacity().0,
-        members,
-        unused_sectors: volume.unused_sectors().map(|s| s.0),
-        buffer: volume.buffer_counters(),
-        notes,
-    }
 }
 
 /// Run the workload of `args` on `device` and summarise it; the engine holds the
@@ -419,31 +367,6 @@ fn print_report(report: &Report, json: bool) -> anyhow::Result<()> {
         print_volume(volume);
     }
     Ok(())
-}
-
-/// The volume's lines of the text report.
-fn print_volume(volume: &VolumeReport) {
-    {
-        println!(
-            "{} of {} members, {} sectors{}",
-            volume.level,
-            volume.members.len(),
-            volume.capacity_sectors,
-            volume.unused_sectors.map_or(String::new(), |s| format!(
-                " ({s} raw sectors hold neither data nor parity)"
-            ))
-        );
-        println!("member  requests   sectors  whole-track  name");
-        for (index, member) in volume.members.iter().enumerate() {
-            println!(
-                "{index:>6}  {:>8}  {:>8}  {:>11}  {}",
-                member.requests, member.sectors, member.whole_track_requests, member.name
-            );
-        }
-        if let Some(buffer) = &volume.buffer {
-            println!("buffer: {buffer:?}");
-        }
-    }
 }
 
 #[cfg(test)]

@@ -12,6 +12,7 @@ mod cmd_trace;
 mod cmd_validate;
 mod cmd_volume;
 mod simulate_trace;
+mod volume_report;
 
 /// A storage stack for rotating disks: drive model, track extraction, experiments.
 #[derive(Parser)]

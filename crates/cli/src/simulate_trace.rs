@@ -14,8 +14,8 @@
 //! **Devices.** `--device K` replays that device's records; without it the first
 //! record's device is replayed and other devices' records are skipped (counted).
 
-use crate::cmd_simulate::{Args, VolumeReport};
 use crate::cmd_trace::{device_name, progress_due, record_progress, TraceInput};
+use crate::volume_report::VolumeReport;
 use anyhow::Context;
 use serde::Serialize;
 use spinstack_sim::device::{BlockDevice, DeviceError};
@@ -148,11 +148,22 @@ fn operation_index(operation: Operation) -> usize {
     }
 }
 
-/// Replay the trace of `args` on `device`; the engine holds the device afterwards.
+/// How a trace is replayed (`simulate`'s `--limit`, `--wrap`, `--queue-depth`).
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct ReplayOptions {
+    /// Replay at most this many records.
+    pub limit: Option<u64>,
+    /// Move a request past the capacity inside it instead of refusing the trace.
+    pub wrap: bool,
+    /// Closed loop at this depth, ignoring the trace's times; `None` replays by time.
+    pub queue_depth: Option<u32>,
+}
+
+/// Replay `trace` on `device` as `args` say; the engine holds the device afterwards.
 pub(crate) fn replay<D: BlockDevice>(
     device: D,
     disk: &str,
-    args: &Args,
+    args: &ReplayOptions,
     trace: &Path,
     input: &TraceInput,
 ) -> anyhow::Result<(TraceReport, Engine<D>)> {
@@ -407,37 +418,26 @@ pub(crate) fn print(report: &TraceReport, json: bool) -> anyhow::Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use clap::Parser;
+    use crate::cmd_trace::{ActionArg, FormatArg};
     use spinstack_sim::fake::FixedServiceDevice;
-
-    #[derive(Parser)]
-    struct Cli {
-        #[command(flatten)]
-        args: Args,
-    }
 
     /// Replay `text` (DiskSim ASCII) on a FIFO device serving each request in 2 ms
     /// with room for `room` requests.
-    fn replay_text(text: &str, room: usize, extra: &[&str]) -> anyhow::Result<TraceReport> {
+    fn replay_text(text: &str, room: usize, options: ReplayOptions) -> anyhow::Result<TraceReport> {
         let path = std::env::temp_dir().join(format!(
-            "spinstack-replay-{}-{}.trace",
+            "spinstack-replay-{}-{}-{}.trace",
             std::process::id(),
-            text.len() ^ room ^ extra.len()
+            text.len() ^ room,
+            u8::from(options.wrap) + options.queue_depth.map_or(0, |_| 2)
         ));
         std::fs::write(&path, text).unwrap();
-        let mut words = vec![
-            "simulate",
-            "--disk",
-            "fake",
-            "--trace",
-            path.to_str().unwrap(),
-        ];
-        words.extend_from_slice(&["--format", "disksim"]);
-        words.extend_from_slice(extra);
-        let args = Cli::try_parse_from(words).unwrap().args;
-        let input = args.trace_input().unwrap();
+        let input = TraceInput {
+            format: FormatArg::Disksim,
+            blkparse_action: ActionArg::D,
+            device: None,
+        };
         let device = FixedServiceDevice::new(Sectors(1000), Nanoseconds(2_000_000), room);
-        let result = replay(device, "fake", &args, &path, &input).map(|(report, _)| report);
+        let result = replay(device, "fake", &options, &path, &input).map(|(report, _)| report);
         std::fs::remove_file(&path).ok();
         result
     }
@@ -449,7 +449,7 @@ mod tests {
     #[test]
     fn open_loop_waits_in_a_host_fifo_and_keeps_trace_times() {
         let burst = "0 0 1 1 1\n0 0 2 1 1\n0 0 3 1 1\n0 0 4 1 1\n";
-        let report = replay_text(burst, 1, &[]).unwrap();
+        let report = replay_text(burst, 1, ReplayOptions::default()).unwrap();
         assert_eq!(report.completed, 4);
         assert!(
             (report.response.mean_ms - 5.0).abs() < 1e-9,
@@ -457,7 +457,7 @@ mod tests {
             report.response
         );
         let spaced = "0 0 1 1 1\n10 0 2 1 1\n20 0 3 1 1\n30 0 4 1 1\n";
-        let report = replay_text(spaced, 1, &[]).unwrap();
+        let report = replay_text(spaced, 1, ReplayOptions::default()).unwrap();
         assert!(
             (report.response.max_ms - 2.0).abs() < 1e-9,
             "{:?}",
@@ -465,7 +465,15 @@ mod tests {
         );
         assert!((report.simulated_seconds - 0.032).abs() < 1e-12);
         // The closed loop ignores the times: four back-to-back 2 ms requests.
-        let report = replay_text(spaced, 1, &["--queue-depth", "1"]).unwrap();
+        let report = replay_text(
+            spaced,
+            1,
+            ReplayOptions {
+                queue_depth: Some(1),
+                ..ReplayOptions::default()
+            },
+        )
+        .unwrap();
         assert!((report.simulated_seconds - 0.008).abs() < 1e-12);
     }
 
@@ -474,12 +482,20 @@ mod tests {
     #[test]
     fn wrap_or_error_past_capacity() {
         let text = "0 0 10 1 1\n1 0 1990 20 1\n";
-        let error = replay_text(text, 4, &[]).unwrap_err();
+        let error = replay_text(text, 4, ReplayOptions::default()).unwrap_err();
         assert!(
             format!("{error:#}").contains(".trace:2: 20 sectors from LBN 1990"),
             "{error:#}"
         );
-        let report = replay_text(text, 4, &["--wrap"]).unwrap();
+        let report = replay_text(
+            text,
+            4,
+            ReplayOptions {
+                wrap: true,
+                ..ReplayOptions::default()
+            },
+        )
+        .unwrap();
         assert_eq!((report.wrapped, report.completed), (1, 2));
     }
 }

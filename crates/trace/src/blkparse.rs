@@ -19,8 +19,8 @@
 //!
 //! **Device number.** The record's device is Linux's `major << 20 | minor`.
 
+use crate::line::Line;
 use crate::numbers::{field_error, parse_scaled_decimal, parse_u64, sector_range};
-use crate::reader::Line;
 use crate::{BlkparseAction, TraceRecord};
 use spinstack_sim::request::Operation;
 use spinstack_sim::units::{Lbn, Nanoseconds, Sectors};

@@ -8,8 +8,8 @@
 //! fields; its manual asks for non-decreasing arrival times, which the reader
 //! enforces. Blank lines are skipped.
 
+use crate::line::Line;
 use crate::numbers::{field_error, parse_scaled_decimal, parse_u32, parse_u64, sector_range};
-use crate::reader::Line;
 use crate::TraceRecord;
 use spinstack_sim::request::Operation;
 use spinstack_sim::units::Nanoseconds;

@@ -35,6 +35,7 @@
 mod blkparse;
 mod disksim;
 pub mod fio;
+mod line;
 mod msr;
 mod numbers;
 mod reader;

@@ -6,8 +6,8 @@
 //! an integer and not kept. A first line starting `Timestamp,` is a header and is
 //! skipped, as are blank lines.
 
+use crate::line::Line;
 use crate::numbers::{field_error, parse_u32, parse_u64, sector_bytes, widen_to_sectors};
-use crate::reader::Line;
 use crate::TraceRecord;
 use spinstack_sim::request::Operation;
 use spinstack_sim::units::Nanoseconds;

@@ -2,6 +2,7 @@
 //! numbers, the non-decreasing-time rule and error locations; each format
 //! contributes only a line parser.
 
+use crate::line::Line;
 use crate::{blkparse, disksim, msr, spc};
 use crate::{ReaderOptions, TraceError, TraceFormat, TraceRecord};
 use spinstack_sim::units::Nanoseconds;
@@ -10,16 +11,6 @@ use std::path::Path;
 
 /// Longest line a reader accepts, in bytes (real trace lines are under 200).
 pub const MAX_LINE_BYTES: usize = 64 * 1024;
-
-/// What one line of a trace holds.
-#[derive(Debug, PartialEq, Eq)]
-pub(crate) enum Line {
-    Record(TraceRecord),
-    /// A line with no request: blank, a header, an event of another kind.
-    Skip,
-    /// The trace's requests end here (blkparse's summary); the rest is not read.
-    End,
-}
 
 /// The line parser of each format.
 enum Parser {

@@ -5,10 +5,10 @@
 //! trace's start as a decimal. Fields after the fifth (some traces add more) are
 //! ignored. Blank lines are skipped.
 
+use crate::line::Line;
 use crate::numbers::{
     field_error, parse_scaled_decimal, parse_u32, parse_u64, sector_range, widen_to_sectors,
 };
-use crate::reader::Line;
 use crate::TraceRecord;
 use spinstack_sim::request::Operation;
 use spinstack_sim::units::{Nanoseconds, SECTOR_BYTES};
