@@ -3,9 +3,11 @@
 
 pub mod allocator;
 pub mod block;
+pub mod cache;
 pub mod config;
 pub mod space;
 pub mod traxtent;
+pub mod writeback;
 
 pub use allocator::{AllocError, Allocator, FileId};
 pub use block::{BlockNumber, BlockRun, BlockSize};
