@@ -1,12 +1,57 @@
 //! # spinstack-fs: the file-system layer, as a model
-//! (placeholder; the full doc comes with the modules)
+//!
+//! **What it models.** The parts of a file system that decide where data lies
+//! on a volume and when it moves between memory and disk — the lower layers of
+//! the traxtents paper's FreeBSD FFS (§4.2, §5.3) and of the Linux validation
+//! paper's ext2 (§2.4–2.5, §3) — over any volume whose track map is known: a
+//! drive's true map (`spinstack_disk::layout::Layout::track_map`), an extracted
+//! one, or a RAID's logical map (`spinstack_array::tracks::logical_track_map`,
+//! where each data unit of a track-aligned RAID-5 is one member track).
+//!
+//! - [`allocator`]: block allocation in groups with metadata, next-block
+//!   preference, FFS's per-file group limit (`maxbpg`), traxtent FFS's excluded
+//!   blocks and traxtent placement, ext2's preallocation (a window, or up to the
+//!   track boundary); [`config`] holds the four presets and every parameter's
+//!   source; [`traxtent`] the runs of whole blocks per track and the excluded
+//!   blocks (the same list `mke2fs -l` is given by `spinstack-extract`).
+//! - [`cache`]: a page cache bounded in bytes, LRU or Linux's active/inactive
+//!   lists, with each page's write-back state; [`writeback`]: Linux 2.6.16's
+//!   age and ratio rules and FFS's complete-cluster commits.
+//! - [`readahead`]: FFS's sequential-count ramp, fast start, traxtent FFS,
+//!   Linux 2.6.16's windows (any size limit, e.g. one or four tracks) and
+//!   track-aligned fetches, as state machines over a [`readahead::FileView`];
+//!   [`view`] gives that view of an allocated file.
+//!
+//! **Invariants.** An allocator never gives a block to two files, never gives
+//! metadata or (when excluding) a block that spans a track boundary, never gives
+//! a block past the volume's last whole block, and a request either gets all its
+//! blocks or changes nothing. Traxtent placement puts a file's first allocation
+//! inside one traxtent whenever some traxtent has that many free blocks in a
+//! row. A page cache never holds more pages than its bound and never evicts a
+//! page that is not clean: dirty data leaves memory only through write-back (or
+//! when its file is truncated). Read-ahead plans never fetch a resident page or
+//! leave the file; traxtent FFS and track-aligned read-ahead never cross a track
+//! boundary. The tests in `tests/` check each of these, against references.
+//!
+//! **What it does not do.** No bytes: files are block lists, pages are keys.
+//! No directories, inodes' contents, fragments (FFS's 1 KB fragments of a
+//! file's last block), indirect blocks or journaling; an inode's group is
+//! chosen by the caller. FFS's search for a cluster of N free blocks is
+//! approximated by next-free placement (the same on an unfragmented volume).
+//! Linux 2.6.16's active/inactive balance is approximated (see [`cache`]). It
+//! issues no I/O and keeps no time of its own: the host path that turns plans
+//! into requests through `spinstack_sim::driver::run`, the CPU costs, the
+//! elevator and the applications are yet to be built on it (issue 9).
 
 pub mod allocator;
 pub mod block;
 pub mod cache;
 pub mod config;
+pub mod readahead;
+mod readahead_state;
 pub mod space;
 pub mod traxtent;
+pub mod view;
 pub mod writeback;
 
 pub use allocator::{AllocError, Allocator, FileId};

@@ -163,7 +163,7 @@ fn random_cache_operations(seed: u64) -> Result<(), String> {
             recency.push(key);
         };
         match rng.below(6) {
-            0 | 1 | 2 => {
+            0..=2 => {
                 let is_write = rng.below(3) == 0;
                 let present = states.contains_key(&key);
                 let all_unclean = states.values().all(|s| !s.is_clean());
@@ -188,7 +188,7 @@ fn random_cache_operations(seed: u64) -> Result<(), String> {
                             let expected: Vec<PageKey> = recency
                                 .iter()
                                 .copied()
-                                .filter(|k| states.get(k).is_none())
+                                .filter(|k| !states.contains_key(k))
                                 .collect();
                             if evicted != expected {
                                 return Err(format!(
