@@ -21,6 +21,13 @@
 //!   Linux 2.6.16's windows (any size limit, e.g. one or four tracks) and
 //!   track-aligned fetches, as state machines over a [`readahead::FileView`];
 //!   [`view`] gives that view of an allocated file.
+//! - [`scan`]: the first application, a linear scan of one file through the
+//!   cache and a read-ahead policy, as a `Host` of the one event loop
+//!   (`spinstack_sim::driver::run`) over any `BlockDevice`, with a CPU cost per
+//!   `read` call and per KiB copied ([`scan::ReadCost`], source stated). The
+//!   elevator's merging and the plug/unplug delay (plain or track-aware) are
+//!   the device's below it: `spinstack_volume::timed::Striped::single` with a
+//!   `PlugPolicy` is one drive with both, plus a host cost per device I/O.
 //!
 //! **Invariants.** An allocator never gives a block to two files, never gives
 //! metadata or (when excluding) a block that spans a track boundary, never gives
@@ -38,10 +45,11 @@
 //! file's last block), indirect blocks or journaling; an inode's group is
 //! chosen by the caller. FFS's search for a cluster of N free blocks is
 //! approximated by next-free placement (the same on an unfragmented volume).
-//! Linux 2.6.16's active/inactive balance is approximated (see [`cache`]). It
-//! issues no I/O and keeps no time of its own: the host path that turns plans
-//! into requests through `spinstack_sim::driver::run`, the CPU costs, the
-//! elevator and the applications are yet to be built on it (issue 9).
+//! Linux 2.6.16's active/inactive balance is approximated (see [`cache`]).
+//! Only the allocator, cache, write-back and read-ahead decide anything; the
+//! scan is the only application so far: no writes go through write-back in
+//! simulated time yet, and the other applications and the experiments of
+//! issue 9 are still to be built on these layers.
 
 pub mod allocator;
 pub mod block;
@@ -49,6 +57,7 @@ pub mod cache;
 pub mod config;
 pub mod readahead;
 mod readahead_state;
+pub mod scan;
 pub mod space;
 pub mod traxtent;
 pub mod view;
