@@ -16,7 +16,7 @@
 //! | state | event | next |
 //! |---|---|---|
 //! | `Ready` (at a page) | the call's pages are cached | `Copying` until the CPU is done |
-//! | `Ready` | a page is missing (now fetched or in flight) | `Waiting` |
+//! | `Ready` | a page is missing (now fetched or in flight) | `Waiting`; the device below is told to unplug (`Control::Unplug`) |
 //! | `Waiting` | a completion brings the last missing page | `Copying` |
 //! | `Copying` | its wake-up | `Ready` at the next page, or `Done` at the end |
 
@@ -25,7 +25,7 @@ use crate::cache::{PageCache, PageKey};
 use crate::readahead::{PageRange, ReadAhead};
 use crate::view::LaidOutFile;
 use crate::FileId;
-use spinstack_sim::device::BlockDevice;
+use spinstack_sim::device::{BlockDevice, Control};
 use spinstack_sim::driver::{Host, Io, Issue};
 use spinstack_sim::engine::{DeviceCompletion, DeviceId, EngineError};
 use spinstack_sim::request::{Operation, RequestId};
@@ -192,6 +192,11 @@ impl<'a> LinearScan<'a> {
                 .collect();
             for first in lost {
                 self.issue(PageRange { first, pages: 1 }, io)?;
+            }
+            if self.state != Reader::Waiting {
+                // Linux runs the queue when a process waits for a page, instead
+                // of leaving the request to the unplug timer.
+                io.control(self.device, &[], Control::Unplug)?;
             }
             self.state = Reader::Waiting;
             return Ok(());
