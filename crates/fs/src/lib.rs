@@ -21,13 +21,15 @@
 //!   Linux 2.6.16's windows (any size limit, e.g. one or four tracks) and
 //!   track-aligned fetches, as state machines over a [`readahead::FileView`];
 //!   [`view`] gives that view of an allocated file.
-//! - [`scan`]: the first application, a linear scan of one file through the
-//!   cache and a read-ahead policy, as a `Host` of the one event loop
+//! - [`scan`]: the first applications, a linear scan of one file or of
+//!   several read in turn (as `diff` does), through the cache and a read-ahead
+//!   policy per file, as a `Host` of the one event loop
 //!   (`spinstack_sim::driver::run`) over any `BlockDevice`, with a CPU cost per
 //!   `read` call and per KiB copied ([`scan::ReadCost`], source stated). The
 //!   elevator's merging and the plug/unplug delay (plain or track-aware) are
 //!   the device's below it: `spinstack_volume::timed::Striped::single` with a
-//!   `PlugPolicy` is one drive with both, plus a host cost per device I/O.
+//!   `PlugPolicy` is one drive with both, plus a host cost per device I/O; the
+//!   scan unplugs it (`Control::Unplug`) when the reader waits for a page.
 //!
 //! **Invariants.** An allocator never gives a block to two files, never gives
 //! metadata or (when excluding) a block that spans a track boundary, never gives
@@ -47,7 +49,7 @@
 //! approximated by next-free placement (the same on an unfragmented volume).
 //! Linux 2.6.16's active/inactive balance is approximated (see [`cache`]).
 //! Only the allocator, cache, write-back and read-ahead decide anything; the
-//! scan is the only application so far: no writes go through write-back in
+//! scans are the only applications so far: no writes go through write-back in
 //! simulated time yet, and the other applications and the experiments of
 //! issue 9 are still to be built on these layers.
 

@@ -1,28 +1,31 @@
-//! The first application: one process reading a file from start to end
-//! through the page cache and a read-ahead policy, as a [`Host`] of the
-//! workspace's one event loop (`spinstack_sim::driver::run`), over any
-//! [`BlockDevice`] (a drive, or a volume with its plug and host cost per
-//! device I/O: `spinstack_volume::timed::Striped::single` is one drive).
+//! The first applications: one process reading files from start to end
+//! through the page cache and a read-ahead policy per file — one file (a
+//! linear scan) or several in turn (`diff --speed-large-files` reads its two
+//! files alternately) — as a [`Host`] of the workspace's one event loop
+//! (`spinstack_sim::driver::run`), over any [`BlockDevice`] (a drive, or a
+//! volume with its plug and host cost per device I/O:
+//! `spinstack_volume::timed::Striped::single` is one drive).
 //!
-//! Each `read` system call asks for `read_pages` pages. The read-ahead policy
-//! plans demand and read-ahead pages; each planned run is cut where the file
-//! is not contiguous on disk and issued as one request. The call returns when
-//! its pages are all cached, after the CPU time of the call and of copying its
-//! pages ([`ReadCost`]). What is simplified: one reader, no other process, no
-//! metadata (inode, indirect block) reads, no write-back.
+//! Each `read` system call asks one file for `read_pages` pages; the files take
+//! turns, one call each, until all are read. The file's read-ahead policy plans
+//! demand and read-ahead pages; each planned run is cut where the file is not
+//! contiguous on disk and issued as one request. The call returns when its
+//! pages are all cached, after the CPU time of the call and of copying its
+//! pages ([`ReadCost`]). What is simplified: one process, no metadata (inode,
+//! indirect block) reads, no write-back, no time comparing the data.
 //!
 //! The reader's state machine:
 //!
 //! | state | event | next |
 //! |---|---|---|
-//! | `Ready` (at a page) | the call's pages are cached | `Copying` until the CPU is done |
+//! | `Ready` (at a file's page) | the call's pages are cached | `Copying` until the CPU is done |
 //! | `Ready` | a page is missing (now fetched or in flight) | `Waiting`; the device below is told to unplug (`Control::Unplug`) |
 //! | `Waiting` | a completion brings the last missing page | `Copying` |
-//! | `Copying` | its wake-up | `Ready` at the next page, or `Done` at the end |
+//! | `Copying` | its wake-up | `Ready` at the next file's next page, or `Done` when every file is read |
 
 use crate::block::{BlockRun, BlockSize};
 use crate::cache::{PageCache, PageKey};
-use crate::readahead::{PageRange, ReadAhead};
+use crate::readahead::{FileView, PageRange, ReadAhead};
 use crate::view::LaidOutFile;
 use crate::FileId;
 use spinstack_sim::device::{BlockDevice, Control};
@@ -87,55 +90,66 @@ pub struct ScanReport {
     pub cpu: Nanoseconds,
 }
 
-/// A linear scan of one file (see the module documentation).
-pub struct LinearScan<'a> {
-    device: DeviceId,
-    file: FileId,
+/// A file to scan: its blocks (one page per block) and its read-ahead.
+pub struct ScannedFile<'a> {
+    pub runs: &'a [BlockRun],
+    pub read_ahead: ReadAhead,
+}
+
+struct Cursor<'a> {
     runs: &'a [BlockRun],
-    map: &'a TrackMap,
-    block_size: BlockSize,
-    page_count: u64,
-    read_pages: u64,
-    cost: ReadCost,
-    cache: PageCache,
     read_ahead: ReadAhead,
-    /// Each request's pages and its index in the report.
-    in_flight: HashMap<RequestId, (Vec<u64>, usize)>,
-    pending: HashSet<u64>,
+    page_count: u64,
     position: u64,
+}
+
+/// What a scan reads through and pays (see the module documentation).
+pub struct ScanSetup<'a> {
+    /// The device in the engine.
+    pub device: DeviceId,
+    /// The volume's track map (for track-aligned read-ahead).
+    pub map: &'a TrackMap,
+    pub block_size: BlockSize,
+    /// Pages per `read` call.
+    pub read_pages: u64,
+    pub cost: ReadCost,
+    pub cache: PageCache,
+}
+
+/// Files read in turn, one call each (see the module documentation).
+pub struct Scan<'a> {
+    setup: ScanSetup<'a>,
+    files: Vec<Cursor<'a>>,
+    turn: usize,
+    /// Each request's file, pages and index in the report.
+    in_flight: HashMap<RequestId, (usize, Vec<u64>, usize)>,
+    pending: HashSet<PageKey>,
     state: Reader,
     cpu_free_at: Nanoseconds,
     report: ScanReport,
 }
 
-impl<'a> LinearScan<'a> {
-    /// A scan of the file whose blocks are `runs` (one page per block), on the
-    /// volume `map` describes, which the engine knows as `device`.
-    #[allow(clippy::too_many_arguments)]
-    pub fn new(
-        device: DeviceId,
-        runs: &'a [BlockRun],
-        map: &'a TrackMap,
-        block_size: BlockSize,
-        read_pages: u64,
-        cost: ReadCost,
-        cache: PageCache,
-        read_ahead: ReadAhead,
-    ) -> LinearScan<'a> {
-        LinearScan {
-            device,
-            file: FileId(0),
-            runs,
-            map,
-            block_size,
-            page_count: runs.iter().map(|r| r.blocks).sum(),
-            read_pages: read_pages.max(1),
-            cost,
-            cache,
-            read_ahead,
+impl<'a> Scan<'a> {
+    /// A scan of `files`, file `k` cached as [`FileId`]`(k)`.
+    pub fn new(setup: ScanSetup<'a>, files: Vec<ScannedFile<'a>>) -> Scan<'a> {
+        let files = files
+            .into_iter()
+            .map(|file| Cursor {
+                runs: file.runs,
+                read_ahead: file.read_ahead,
+                page_count: file.runs.iter().map(|r| r.blocks).sum(),
+                position: 0,
+            })
+            .collect();
+        Scan {
+            setup: ScanSetup {
+                read_pages: setup.read_pages.max(1),
+                ..setup
+            },
+            files,
+            turn: 0,
             in_flight: HashMap::new(),
             pending: HashSet::new(),
-            position: 0,
             state: Reader::Ready,
             cpu_free_at: Nanoseconds::ZERO,
             report: ScanReport::default(),
@@ -146,66 +160,78 @@ impl<'a> LinearScan<'a> {
         &self.report
     }
 
-    fn key(&self, index: u64) -> PageKey {
+    fn key(file: usize, index: u64) -> PageKey {
         PageKey {
-            file: self.file,
+            file: FileId(file as u64),
             index,
         }
     }
 
     /// The pages of the current call.
     fn call_pages(&self) -> std::ops::Range<u64> {
-        self.position..(self.position + self.read_pages).min(self.page_count)
+        let cursor = &self.files[self.turn];
+        cursor.position..(cursor.position + self.setup.read_pages).min(cursor.page_count)
+    }
+
+    /// The next file with pages left after `from` (cyclically, `from` last).
+    fn next_turn(&self, from: usize) -> Option<usize> {
+        let count = self.files.len();
+        (1..=count)
+            .map(|step| (from + step) % count)
+            .find(|&k| self.files[k].position < self.files[k].page_count)
     }
 
     /// `Ready`: plan, issue, and either start copying or wait.
     fn read<D: BlockDevice>(&mut self, io: &mut Io<'_, D>) -> Result<(), EngineError> {
-        if self.position >= self.page_count {
-            self.state = Reader::Done;
-            return Ok(());
-        }
+        let turn = self.turn;
         let plan = {
-            let (cache, pending, file) = (&self.cache, &self.pending, self.file);
-            let resident =
-                |index: u64| pending.contains(&index) || cache.contains(PageKey { file, index });
-            let view = LaidOutFile::new(self.runs, self.map, self.block_size, resident);
-            self.read_ahead
-                .on_read(&view, self.position, self.read_pages)
+            let (cache, pending) = (&self.setup.cache, &self.pending);
+            let resident = |index: u64| {
+                let key = Scan::key(turn, index);
+                pending.contains(&key) || cache.contains(key)
+            };
+            let cursor = &mut self.files[turn];
+            let view =
+                LaidOutFile::new(cursor.runs, self.setup.map, self.setup.block_size, resident);
+            cursor
+                .read_ahead
+                .on_read(&view, cursor.position, self.setup.read_pages)
         };
         for range in plan.demand.iter().chain(&plan.read_ahead) {
-            self.issue(*range, io)?;
+            self.issue(turn, *range, io)?;
         }
         self.report.calls += 1;
         self.finish_or_wait(io)
     }
 
     fn finish_or_wait<D: BlockDevice>(&mut self, io: &mut Io<'_, D>) -> Result<(), EngineError> {
+        let turn = self.turn;
         let missing: Vec<u64> = self
             .call_pages()
-            .filter(|&index| !self.cache.contains(self.key(index)))
+            .filter(|&index| !self.setup.cache.contains(Scan::key(turn, index)))
             .collect();
         if !missing.is_empty() {
             // A page evicted before the call copied it is fetched again.
             let lost: Vec<u64> = missing
                 .into_iter()
-                .filter(|i| !self.pending.contains(i))
+                .filter(|&index| !self.pending.contains(&Scan::key(turn, index)))
                 .collect();
             for first in lost {
-                self.issue(PageRange { first, pages: 1 }, io)?;
+                self.issue(turn, PageRange { first, pages: 1 }, io)?;
             }
             if self.state != Reader::Waiting {
                 // Linux runs the queue when a process waits for a page, instead
                 // of leaving the request to the unplug timer.
-                io.control(self.device, &[], Control::Unplug)?;
+                io.control(self.setup.device, &[], Control::Unplug)?;
             }
             self.state = Reader::Waiting;
             return Ok(());
         }
         for index in self.call_pages() {
-            self.cache.access(self.key(index));
+            self.setup.cache.access(Scan::key(turn, index));
         }
-        let kib = self.call_pages().count() as u64 * self.block_size.bytes() / 1024;
-        let cpu = Nanoseconds(self.cost.per_call.0 + self.cost.per_kib.0 * kib);
+        let kib = self.call_pages().count() as u64 * self.setup.block_size.bytes() / 1024;
+        let cpu = Nanoseconds(self.setup.cost.per_call.0 + self.setup.cost.per_kib.0 * kib);
         let start = self.cpu_free_at.max(io.now());
         self.cpu_free_at = start + cpu;
         self.report.cpu += cpu;
@@ -213,27 +239,28 @@ impl<'a> LinearScan<'a> {
         io.wake_at(self.cpu_free_at, 0)
     }
 
-    /// Issues the pages of `range`, one request per disk-contiguous piece.
+    /// Issues the pages of `range` of file `turn`, one request per
+    /// disk-contiguous piece.
     fn issue<D: BlockDevice>(
         &mut self,
+        turn: usize,
         range: PageRange,
         io: &mut Io<'_, D>,
     ) -> Result<(), EngineError> {
-        let view = LaidOutFile::new(self.runs, self.map, self.block_size, |_| false);
+        let block_size = self.setup.block_size;
+        let view = LaidOutFile::new(self.files[turn].runs, self.setup.map, block_size, |_| false);
         let mut index = range.first;
         while index < range.end() {
             let block = view.block_of(index).expect("plans stay inside the file");
-            let pages = {
-                use crate::readahead::FileView;
-                view.contiguous_from(index).min(range.end() - index)
-            };
-            let lbn = self.block_size.first_lbn(block);
-            let sectors = Sectors(pages * self.block_size.sectors().0);
-            let id = io.submit(self.device, Issue::new(Operation::Read, lbn, sectors))?;
+            let pages = view.contiguous_from(index).min(range.end() - index);
+            let lbn = block_size.first_lbn(block);
+            let sectors = Sectors(pages * block_size.sectors().0);
+            let id = io.submit(self.setup.device, Issue::new(Operation::Read, lbn, sectors))?;
             let indices: Vec<u64> = (index..index + pages).collect();
-            self.pending.extend(indices.iter().copied());
+            self.pending
+                .extend(indices.iter().map(|&i| Scan::key(turn, i)));
             self.in_flight
-                .insert(id, (indices, self.report.requests.len()));
+                .insert(id, (turn, indices, self.report.requests.len()));
             self.report.requests.push(ScanRequest {
                 lbn,
                 sectors,
@@ -247,11 +274,20 @@ impl<'a> LinearScan<'a> {
     }
 }
 
-impl<D: BlockDevice> Host<D> for LinearScan<'_> {
+impl<D: BlockDevice> Host<D> for Scan<'_> {
     type Error = EngineError;
 
     fn start(&mut self, io: &mut Io<'_, D>) -> Result<(), EngineError> {
-        self.read(io)
+        match self.next_turn(self.files.len().saturating_sub(1)) {
+            Some(turn) => {
+                self.turn = turn;
+                self.read(io)
+            }
+            None => {
+                self.state = Reader::Done;
+                Ok(())
+            }
+        }
     }
 
     fn completed(
@@ -259,14 +295,16 @@ impl<D: BlockDevice> Host<D> for LinearScan<'_> {
         done: &DeviceCompletion,
         io: &mut Io<'_, D>,
     ) -> Result<(), EngineError> {
-        let Some((indices, number)) = self.in_flight.remove(&done.completion.request.id) else {
+        let Some((file, indices, number)) = self.in_flight.remove(&done.completion.request.id)
+        else {
             return Ok(());
         };
         self.report.requests[number].done = Some(io.now());
         for index in indices {
-            self.pending.remove(&index);
+            let key = Scan::key(file, index);
+            self.pending.remove(&key);
             // Read pages are clean: the cache can always make room for them.
-            let _ = self.cache.insert(self.key(index));
+            let _ = self.setup.cache.insert(key);
         }
         if self.state == Reader::Waiting {
             self.finish_or_wait(io)?;
@@ -276,8 +314,18 @@ impl<D: BlockDevice> Host<D> for LinearScan<'_> {
 
     fn woke(&mut self, _token: u64, io: &mut Io<'_, D>) -> Result<(), EngineError> {
         self.report.elapsed = io.now();
-        self.position = self.call_pages().end;
-        self.state = Reader::Ready;
-        self.read(io)
+        let end = self.call_pages().end;
+        self.files[self.turn].position = end;
+        match self.next_turn(self.turn) {
+            Some(turn) => {
+                self.turn = turn;
+                self.state = Reader::Ready;
+                self.read(io)
+            }
+            None => {
+                self.state = Reader::Done;
+                Ok(())
+            }
+        }
     }
 }

@@ -10,7 +10,7 @@
 use spinstack_disk::drive::{Drive, DriveOptions};
 use spinstack_fs::cache::{PageCache, Replacement};
 use spinstack_fs::readahead::{Policy, ReadAhead};
-use spinstack_fs::scan::{LinearScan, ReadCost};
+use spinstack_fs::scan::{ReadCost, Scan, ScanSetup, ScannedFile};
 use spinstack_fs::{Allocator, AllocatorConfig};
 use spinstack_sim::driver::run;
 use spinstack_sim::engine::{Engine, EngineOptions};
@@ -59,17 +59,19 @@ fn ext2_scan_conventional_and_track_aligned() {
         .expect("single drive");
         let mut engine = Engine::new(EngineOptions::default());
         let id = engine.add_device(device);
-        let cache = PageCache::new(128 << 20, 4096, Replacement::ActiveInactive).unwrap();
-        let mut host = LinearScan::new(
-            id,
-            &runs,
-            &map,
-            config.block_size,
-            2,
-            ReadCost::pentium3_buffered(),
-            cache,
-            ReadAhead::new(policy),
-        );
+        let setup = ScanSetup {
+            device: id,
+            map: &map,
+            block_size: config.block_size,
+            read_pages: 2,
+            cost: ReadCost::pentium3_buffered(),
+            cache: PageCache::new(128 << 20, 4096, Replacement::ActiveInactive).unwrap(),
+        };
+        let file = ScannedFile {
+            runs: &runs,
+            read_ahead: ReadAhead::new(policy),
+        };
+        let mut host = Scan::new(setup, vec![file]);
         run(&mut engine, &mut host).expect("the scan runs");
         let report = host.report();
         let stats = engine.device(id).unwrap().stats()[0];
