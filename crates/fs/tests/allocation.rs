@@ -285,3 +285,41 @@ fn presets_carry_the_named_parameters() {
     assert_eq!(ext2.metadata_blocks_per_group, 516);
     assert!(AllocatorConfig::ext2_track_aligned().exclude_track_crossing_blocks);
 }
+
+/// With the real FFS preset on the Atlas 10K, a 64 MB file (8192 blocks) takes
+/// `maxbpg` = 2048 contiguous blocks in each of groups 0..4 (every later group
+/// is emptier than average); traxtent FFS takes 2048 blocks per group too,
+/// skipping only excluded blocks.
+#[test]
+fn a_64_mb_file_takes_2048_blocks_per_group_on_the_atlas_10k() {
+    let map = atlas10k_map();
+    for config in [AllocatorConfig::ffs(), AllocatorConfig::traxtent_ffs()] {
+        let mut allocator = Allocator::new(&map, config).unwrap();
+        let file = allocator.create(0).unwrap();
+        allocator.allocate(file, 8192).unwrap();
+        let mut per_group = std::collections::BTreeMap::new();
+        for block in allocator.runs(file).unwrap().iter().flat_map(|r| r.iter()) {
+            *per_group
+                .entry(block.0 / config.group_blocks)
+                .or_insert(0u64) += 1;
+        }
+        assert_eq!(
+            per_group.into_iter().collect::<Vec<_>>(),
+            vec![(0, 2048), (1, 2048), (2, 2048), (3, 2048)]
+        );
+        let runs = allocator.runs(file).unwrap();
+        if config.exclude_track_crossing_blocks {
+            for pair in runs.windows(2) {
+                let gap = pair[0].end();
+                let switches_group =
+                    gap.0 / config.group_blocks != pair[1].first.0 / config.group_blocks;
+                assert!(
+                    switches_group || allocator.state(gap) == Some(BlockState::Excluded),
+                    "{pair:?}"
+                );
+            }
+        } else {
+            assert_eq!(runs.len(), 4, "one run per group: {runs:?}");
+        }
+    }
+}

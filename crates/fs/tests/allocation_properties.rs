@@ -4,7 +4,8 @@
 //! no block allocated twice; excluded blocks never allocated; allocation
 //! inside the capacity; a request fails exactly when the reference has too few
 //! blocks; a freed block can be reused; traxtent FFS puts every file that fits
-//! in a free traxtent inside one.
+//! in a free traxtent inside one; next-free placement picks the block a
+//! reference picks.
 
 mod common;
 
@@ -241,8 +242,79 @@ fn freed_blocks_are_reused(seed: u64) -> Result<(), String> {
     Ok(())
 }
 
+/// Next-free placement (FFS and ext2 without limits or windows) against a
+/// reference that knows only the free set: each new block is the first free
+/// block at or after the preferred one (the block after the file's last, or its
+/// group's first data block), wrapping to block 0.
+fn next_free_matches_the_reference(seed: u64) -> Result<(), String> {
+    let mut rng = SplitMix64::new(seed);
+    let (map, _, config) = setup(&mut rng);
+    let config = AllocatorConfig {
+        placement: Placement::NextFree,
+        preallocation: spinstack_fs::Preallocation::None,
+        max_blocks_per_group_per_file: None,
+        ..config
+    };
+    let mut allocator = Allocator::new(&map, config).map_err(|e| e.to_string())?;
+    let count = allocator.block_count();
+    let mut free: BTreeSet<u64> = (0..count)
+        .filter(|&b| allocator.state(BlockNumber(b)) == Some(BlockState::Free))
+        .collect();
+    let mut last: BTreeMap<FileId, Option<u64>> = BTreeMap::new();
+    let mut home: BTreeMap<FileId, u64> = BTreeMap::new();
+    for step in 0..40 {
+        let at = format!("seed {seed}, step {step}");
+        if last.is_empty() || rng.below(4) == 0 {
+            let group = rng.below(allocator.group_count() as u64);
+            let file = allocator.create(group as usize).unwrap();
+            let group_end = ((group + 1) * config.group_blocks).min(count);
+            home.insert(
+                file,
+                (group * config.group_blocks + config.metadata_blocks_per_group).min(group_end - 1),
+            );
+            last.insert(file, None);
+            continue;
+        }
+        let files: Vec<FileId> = last.keys().copied().collect();
+        let file = files[rng.below(files.len() as u64) as usize];
+        let wanted = 1 + rng.below(6);
+        let Ok(runs) = allocator.allocate(file, wanted) else {
+            if free.len() as u64 >= wanted {
+                return Err(format!("{at}: refused with {} free", free.len()));
+            }
+            continue;
+        };
+        for block in runs.iter().flat_map(|r| r.iter()) {
+            let preferred = match last[&file] {
+                Some(previous) if previous + 1 < count => previous + 1,
+                Some(_) => 0,
+                None => home[&file],
+            };
+            let expected = free
+                .range(preferred..)
+                .next()
+                .or_else(|| free.iter().next())
+                .copied();
+            if Some(block.0) != expected {
+                return Err(format!(
+                    "{at}: got {block}, reference {expected:?} (preferred {preferred})"
+                ));
+            }
+            free.remove(&block.0);
+            last.insert(file, Some(block.0));
+        }
+    }
+    Ok(())
+}
+
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(400))]
+
+    /// Next-free placement picks exactly the reference's block every time.
+    #[test]
+    fn next_free_placement_matches_the_reference(seed in any::<u64>()) {
+        next_free_matches_the_reference(seed).map_err(TestCaseError::fail)?;
+    }
 
     /// Random operations keep every invariant and agree with the reference.
     #[test]

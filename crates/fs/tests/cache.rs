@@ -301,3 +301,104 @@ proptest! {
         random_cache_operations(seed).map_err(TestCaseError::fail)?;
     }
 }
+
+/// One seeded run of the write-back policies' decisions against their rules:
+/// Linux's pass writes only dirty pages, every expired one, the oldest first,
+/// and leaves at most the background share dirty; FFS commits only dirty
+/// pages, in runs contiguous in the file and on disk, none longer than a
+/// cluster.
+fn writeback_rules(seed: u64) -> Result<(), String> {
+    let mut rng = SplitMix64::new(seed);
+    let capacity = 20 + rng.below(100);
+    let mut cache = PageCache::new(capacity * 4096, 4096, Replacement::Lru).unwrap();
+    let policy = LinuxWriteback {
+        expire: Nanoseconds(1 + rng.below(50)),
+        interval: Nanoseconds(5),
+        background_percent: rng.below(60),
+        throttle_percent: 40,
+    };
+    let ffs = FfsClusterWriteback {
+        cluster_blocks: 1 + rng.below(8),
+    };
+    // Disk blocks of file 0's pages: contiguous with a gap every so often.
+    let gaps: Vec<u64> = (0..capacity)
+        .map(|_| u64::from(rng.below(6) == 0))
+        .collect();
+    let block_of = |index: u64| {
+        Some(BlockNumber(
+            1000 + index + gaps[..index as usize].iter().sum::<u64>(),
+        ))
+    };
+    for step in 0..200 {
+        let at = format!("seed {seed}, step {step}");
+        let now = Nanoseconds(step);
+        let written = page(0, rng.below(capacity));
+        if cache.write(written, now).is_err() {
+            let oldest: Vec<PageKey> = cache.dirty_oldest_first().iter().map(|&(k, _)| k).collect();
+            cache.start_writeback(&oldest);
+            cache.finish_writeback(&oldest);
+            continue;
+        }
+        let commit = ffs.on_write(&cache, written, block_of);
+        // Consecutive pages of the file, contiguous on disk except at most once
+        // (between the run before a gap and the run after it).
+        let mut breaks = 0;
+        for pair in commit.windows(2) {
+            if pair[1].index != pair[0].index + 1 {
+                return Err(format!("{at}: FFS commit {commit:?} skips a page"));
+            }
+            if block_of(pair[1].index) != block_of(pair[0].index).map(|b| b.plus(1)) {
+                breaks += 1;
+            }
+        }
+        if breaks > 1 {
+            return Err(format!("{at}: FFS commit {commit:?} is more than two runs"));
+        }
+        if commit
+            .iter()
+            .any(|&k| !matches!(cache.state(k), Some(PageState::Dirty { .. })))
+        {
+            return Err(format!(
+                "{at}: FFS commits a page that is not dirty: {commit:?}"
+            ));
+        }
+        if commit.len() as u64 > 2 * ffs.cluster_blocks {
+            return Err(format!("{at}: FFS commits {} pages", commit.len()));
+        }
+        cache.start_writeback(&commit);
+        let dirty = cache.dirty_oldest_first();
+        let chosen = policy.pages_to_write(&cache, now);
+        if chosen.iter().zip(&dirty).any(|(&c, &(d, _))| c != d) || chosen.len() > dirty.len() {
+            return Err(format!(
+                "{at}: Linux writes {chosen:?}, not the oldest dirty pages first"
+            ));
+        }
+        let expired = dirty
+            .iter()
+            .filter(|&&(_, since)| now.saturating_sub(since) >= policy.expire)
+            .count();
+        let background = (capacity * policy.background_percent / 100) as usize;
+        if chosen.len() < expired || dirty.len() - chosen.len() > background {
+            return Err(format!(
+                "{at}: {} chosen of {} dirty ({expired} expired, background limit {background})",
+                chosen.len(),
+                dirty.len()
+            ));
+        }
+        if rng.below(3) == 0 {
+            let started = cache.start_writeback(&chosen);
+            cache.finish_writeback(&started);
+        }
+    }
+    Ok(())
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(300))]
+
+    /// The write-back policies keep their rules on random caches.
+    #[test]
+    fn writeback_policies_keep_their_rules(seed in any::<u64>()) {
+        writeback_rules(seed).map_err(TestCaseError::fail)?;
+    }
+}
