@@ -179,8 +179,9 @@ impl Allocator {
     }
 
     /// Gives `file` `count` more blocks and returns them as runs. All or
-    /// nothing: when fewer blocks are free (after taking back every other
-    /// file's preallocation) the state is unchanged and the error says so.
+    /// nothing: when too few blocks are free, every other file's preallocation
+    /// is taken back; if that is still too few, the file gets nothing and the
+    /// error says how many were free.
     pub fn allocate(&mut self, file: FileId, count: u64) -> Result<Vec<BlockRun>, AllocError> {
         let own = self.own_preallocation(file)?;
         if self.space.free_total() + own < count {

@@ -34,7 +34,8 @@
 //! **Invariants.** An allocator never gives a block to two files, never gives
 //! metadata or (when excluding) a block that spans a track boundary, never gives
 //! a block past the volume's last whole block, and a request either gets all its
-//! blocks or changes nothing. Traxtent placement puts a file's first allocation
+//! blocks or none (other files' preallocations may have been taken back
+//! trying). Traxtent placement puts a file's first allocation
 //! inside one traxtent whenever some traxtent has that many free blocks in a
 //! row. A page cache never holds more pages than its bound and never evicts a
 //! page that is not clean: dirty data leaves memory only through write-back (or

@@ -2,7 +2,8 @@
 //! resistance of the active/inactive lists, Linux's age and ratio rules with
 //! 2.6.16's defaults, FFS's cluster commits; then seeded random operations
 //! against a reference (bound never exceeded, a dirty page never dropped
-//! before write-back, LRU victims exactly the reference LRU's).
+//! before write-back, LRU victims exactly the reference LRU's), and of the
+//! write-back policies' decisions against their rules.
 
 use proptest::prelude::*;
 use spinstack_fs::cache::{CacheError, PageCache, PageKey, PageState, Replacement};
