@@ -9,18 +9,19 @@
 //! Each `read` system call asks one file for `read_pages` pages; the files take
 //! turns, one call each, until all are read. The file's read-ahead policy plans
 //! demand and read-ahead pages; each planned run is cut where the file is not
-//! contiguous on disk and issued as one request. The call returns when its
-//! pages are all cached, after the CPU time of the call and of copying its
-//! pages ([`ReadCost`]). What is simplified: one process, no metadata (inode,
+//! contiguous on disk and issued as one request. The call copies each of its
+//! pages as soon as it is cached (a page evicted before being copied is
+//! fetched again) and returns when all are copied, after the CPU time of the
+//! call and of copying its pages ([`ReadCost`]). What is simplified: one process, no metadata (inode,
 //! indirect block) reads, no write-back, no time comparing the data.
 //!
 //! The reader's state machine:
 //!
 //! | state | event | next |
 //! |---|---|---|
-//! | `Ready` (at a file's page) | the call's pages are cached | `Copying` until the CPU is done |
+//! | `Ready` (at a file's page) | the call's pages are cached (and so copied) | `Copying` until the CPU is done |
 //! | `Ready` | a page is missing (now fetched or in flight) | `Waiting`; the device below is told to unplug (`Control::Unplug`) |
-//! | `Waiting` | a completion brings the last missing page | `Copying` |
+//! | `Waiting` | a completion brings the last page not yet copied | `Copying` |
 //! | `Copying` | its wake-up | `Ready` at the next file's next page, or `Done` when every file is read |
 
 use crate::block::{BlockRun, BlockSize};
@@ -124,6 +125,10 @@ pub struct Scan<'a> {
     /// Each request's file, pages and index in the report.
     in_flight: HashMap<RequestId, (usize, Vec<u64>, usize)>,
     pending: HashSet<PageKey>,
+    /// Pages of the current call already copied to the reader (Linux copies
+    /// each page as soon as it is up to date, so a page evicted afterwards is
+    /// not needed again).
+    copied: HashSet<u64>,
     state: Reader,
     cpu_free_at: Nanoseconds,
     report: ScanReport,
@@ -150,6 +155,7 @@ impl<'a> Scan<'a> {
             turn: 0,
             in_flight: HashMap::new(),
             pending: HashSet::new(),
+            copied: HashSet::new(),
             state: Reader::Ready,
             cpu_free_at: Nanoseconds::ZERO,
             report: ScanReport::default(),
@@ -204,11 +210,24 @@ impl<'a> Scan<'a> {
         self.finish_or_wait(io)
     }
 
+    /// Copies the call's page `index` if it is cached.
+    fn copy_if_cached(&mut self, index: u64) {
+        let key = Scan::key(self.turn, index);
+        if self.call_pages().contains(&index) && self.setup.cache.access(key) {
+            self.copied.insert(index);
+        }
+    }
+
     fn finish_or_wait<D: BlockDevice>(&mut self, io: &mut Io<'_, D>) -> Result<(), EngineError> {
         let turn = self.turn;
+        for index in self.call_pages() {
+            if !self.copied.contains(&index) {
+                self.copy_if_cached(index);
+            }
+        }
         let missing: Vec<u64> = self
             .call_pages()
-            .filter(|&index| !self.setup.cache.contains(Scan::key(turn, index)))
+            .filter(|index| !self.copied.contains(index))
             .collect();
         if !missing.is_empty() {
             // A page evicted before the call copied it is fetched again.
@@ -227,9 +246,7 @@ impl<'a> Scan<'a> {
             self.state = Reader::Waiting;
             return Ok(());
         }
-        for index in self.call_pages() {
-            self.setup.cache.access(Scan::key(turn, index));
-        }
+        self.copied.clear();
         let kib = self.call_pages().count() as u64 * self.setup.block_size.bytes() / 1024;
         let cpu = Nanoseconds(self.setup.cost.per_call.0 + self.setup.cost.per_kib.0 * kib);
         let start = self.cpu_free_at.max(io.now());
@@ -305,6 +322,9 @@ impl<D: BlockDevice> Host<D> for Scan<'_> {
             self.pending.remove(&key);
             // Read pages are clean: the cache can always make room for them.
             let _ = self.setup.cache.insert(key);
+            if self.state == Reader::Waiting && file == self.turn {
+                self.copy_if_cached(index);
+            }
         }
         if self.state == Reader::Waiting {
             self.finish_or_wait(io)?;
