@@ -1,5 +1,6 @@
-//! The allocator over a RAID: a five-member track-aligned RAID-5 of Maxtor
-//! Atlas 10K V drives, through its logical track map
+//! The allocator over a RAID: a five-member track-aligned RAID-5 of Quantum
+//! Atlas 10K drives (334-sector tracks, so most unit boundaries fall inside a
+//! 4 KB block), through its logical track map
 //! (`spinstack_array::tracks::logical_track_map`: each data unit of a stripe is
 //! one whole member track). What it proves: track-aligned ext2 over that map
 //! excludes the blocks that straddle a unit, never gives one, keeps every
@@ -20,7 +21,7 @@ fn track_aligned_ext2_over_a_track_aligned_raid5() {
         members: 5,
         member_size: Sectors(400_000),
         chunk: None,
-        disks: vec!["maxtor10kv-czk".into()],
+        disks: vec!["atlas10k".into()],
         buffer: None,
         track_units: None,
     };
@@ -52,6 +53,18 @@ fn track_aligned_ext2_over_a_track_aligned_raid5() {
     for _ in 0..200 {
         allocator.allocate(file, 50).unwrap();
     }
+    let runs = allocator.runs(file).unwrap();
+    let (start, end) = (runs[0].first, runs[runs.len() - 1].end());
+    let excluded_in_span = allocator
+        .traxtents()
+        .excluded()
+        .iter()
+        .filter(|&&b| b >= start && b < end)
+        .count();
+    assert!(
+        excluded_in_span > 100,
+        "the file spans unit boundaries inside blocks: {excluded_in_span}"
+    );
     let sectors = config.block_size.sectors();
     for block in allocator.runs(file).unwrap().iter().flat_map(|r| r.iter()) {
         assert_ne!(allocator.state(block), Some(BlockState::Excluded));
