@@ -415,6 +415,8 @@ impl Drive {
                 self.power.set_policy(now, policy);
             }
             Control::Fail => self.fail(now),
+            // A drive holds no plug queue: its queue is the command queue.
+            Control::Unplug => {}
         }
         Ok(())
     }

@@ -81,6 +81,11 @@ pub enum Control {
     /// The device stops working: requests still queued and every later request
     /// complete with `Status::DeviceFailed`.
     Fail,
+    /// Send now every request a layer's plug is holding back to merge — what
+    /// Linux does when a process must wait for a page (`sync_page` runs the
+    /// device's queue rather than wait out the unplug timer). A device with no
+    /// plug (a drive) has nothing to do.
+    Unplug,
 }
 
 /// Why a control command was refused.

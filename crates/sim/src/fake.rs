@@ -99,6 +99,8 @@ impl BlockDevice for FixedServiceDevice {
                 self.failed = true;
                 Ok(())
             }
+            // No plug: nothing is held back.
+            Control::Unplug => Ok(()),
             _ => Err(ControlError::Unsupported {
                 device: "a fixed-service device",
                 command,

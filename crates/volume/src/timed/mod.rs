@@ -45,8 +45,9 @@ use spinstack_sim::device::{BlockDevice, Control, ControlError, MemberIndex};
 use spinstack_sim::units::Nanoseconds;
 
 /// Route a control command: a member path goes to that member; power commands
-/// to the volume itself go to every member; failing the volume as a whole is
-/// refused (fail a member). Returns the member failed by the command, if any, so
+/// to the volume itself go to every member; an unplug of the volume itself sends
+/// what its plug queues hold, then goes to every member; failing the volume as a
+/// whole is refused (fail a member). Returns the member failed by the command, if any, so
 /// the level can stop using it.
 fn route_control<D: BlockDevice, T: Copy, P: Default>(
     io: &mut MemberIo<D, T, P>,
@@ -55,6 +56,22 @@ fn route_control<D: BlockDevice, T: Copy, P: Default>(
     path: &[MemberIndex],
     command: Control,
 ) -> Result<Option<MemberIndex>, ControlError> {
+    if path.is_empty() && command == Control::Unplug {
+        // The plug queues are this layer's own; the members below get the
+        // command too, for a plug of their own (a drive ignores it). The queue
+        // goes down now, so the members' clock must be at now first.
+        io.members.catch_up(now);
+        for member in 0..io.count() {
+            io.unplug(MemberIndex(member))
+                .map_err(|_| ControlError::Unsupported {
+                    device,
+                    command,
+                    reason: "a member refused a request its plug queue held",
+                })?;
+            io.members.control(now, MemberIndex(member), &[], command)?;
+        }
+        return Ok(None);
+    }
     match path.split_first() {
         Some((&member, rest)) => {
             io.members.control(now, member, rest, command)?;

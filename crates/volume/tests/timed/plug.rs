@@ -82,3 +82,77 @@ fn track_aware_plug_respects_boundaries() {
     assert_eq!(done[0].done, Nanoseconds(SERVICE_NS));
     assert_eq!(engine.devices()[0].stats()[0].whole_track_requests, 1);
 }
+
+/// Issues its reads at start, then, after `unplug_after`, tells the volume to
+/// unplug (a process starting to wait for a page).
+struct Waiter {
+    reads: Vec<Issue>,
+    unplug_after: Nanoseconds,
+    done: Vec<Completion>,
+}
+
+impl<D: spinstack_sim::device::BlockDevice> spinstack_sim::driver::Host<D> for Waiter {
+    type Error = spinstack_sim::engine::EngineError;
+    fn start(&mut self, io: &mut spinstack_sim::driver::Io<'_, D>) -> Result<(), Self::Error> {
+        for read in &self.reads {
+            io.submit(spinstack_sim::engine::DeviceId(0), *read)?;
+        }
+        io.wake_at(self.unplug_after, 0)
+    }
+    fn completed(
+        &mut self,
+        done: &spinstack_sim::engine::DeviceCompletion,
+        _: &mut spinstack_sim::driver::Io<'_, D>,
+    ) -> Result<(), Self::Error> {
+        self.done.push(done.completion);
+        Ok(())
+    }
+    fn woke(
+        &mut self,
+        _: u64,
+        io: &mut spinstack_sim::driver::Io<'_, D>,
+    ) -> Result<(), Self::Error> {
+        io.control(
+            spinstack_sim::engine::DeviceId(0),
+            &[],
+            spinstack_sim::device::Control::Unplug,
+        )
+    }
+}
+
+// Proves `Control::Unplug` sends what the plug holds at once (merged as the plug
+// merges it), instead of at the end of the 3 ms delay: Linux runs the queue when
+// a process waits for a page.
+#[test]
+fn unplug_sends_the_queue_at_once() {
+    let device = FixedServiceDevice::new(Sectors(CAPACITY), Nanoseconds(SERVICE_NS), 64);
+    let volume = Striped::single(
+        device,
+        Some(tracks()),
+        HostCost::NONE,
+        Some(PlugPolicy::linux26()),
+    )
+    .unwrap();
+    let mut engine = Engine::default();
+    engine.add_device(volume);
+    let unplug_after = Nanoseconds(1_000_000);
+    let mut host = Waiter {
+        reads: vec![
+            issue(Operation::Read, 50, 50),
+            issue(Operation::Read, 100, 50),
+        ],
+        unplug_after,
+        done: Vec::new(),
+    };
+    run(&mut engine, &mut host).unwrap();
+    let member = engine.devices()[0].stats()[0];
+    assert_eq!((member.requests, member.sectors), (1, 100), "still merged");
+    assert_eq!(host.done.len(), 2);
+    assert!(
+        host.done
+            .iter()
+            .all(|c| c.done == Nanoseconds(unplug_after.0 + SERVICE_NS)),
+        "{:?}",
+        host.done
+    );
+}

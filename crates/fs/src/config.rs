@@ -1,0 +1,143 @@
+//! How an allocator lays a volume out and places files, with the four presets
+//! the papers ran and where each parameter comes from.
+
+use crate::block::BlockSize;
+
+/// Where a file's blocks go when the preferred (next) block is taken.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Placement {
+    /// The next free block at or after the preferred one (FFS and ext2 as
+    /// shipped).
+    NextFree,
+    /// Traxtent FFS (traxtents §4.2.2): when the preferred block is excluded,
+    /// the first block of the closest traxtent whose first block is free; a
+    /// file's first allocation that fits in one traxtent goes inside one.
+    Traxtent,
+}
+
+/// Blocks reserved for a file beyond the one it asked for, so that its next
+/// blocks follow (ext2's preallocation).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Preallocation {
+    None,
+    /// A window of up to this many contiguous free blocks, the allocated block
+    /// included (ext2: the allocated block and up to
+    /// `EXT2_DEFAULT_PREALLOC_BLOCKS - 1` = 7 more).
+    Blocks(u64),
+    /// Up to the track boundary after the allocated block (the validation
+    /// paper's §2.4 change: "allocate in tracks (or up to a track boundary)").
+    ToTrackBoundary,
+}
+
+/// The layout and policy of one allocator. Every field is a parameter; the
+/// presets name their sources.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct AllocatorConfig {
+    pub block_size: BlockSize,
+    /// Blocks per cylinder group (FFS) or block group (ext2); the last group
+    /// may be shorter.
+    pub group_blocks: u64,
+    /// Blocks at the start of every group holding its metadata (superblock
+    /// copy, group header or descriptors, bitmaps, inode table).
+    pub metadata_blocks_per_group: u64,
+    /// FFS's `maxbpg`: blocks one file may take in a group before its next
+    /// block is placed in another group. `None`: no limit (ext2).
+    pub max_blocks_per_group_per_file: Option<u64>,
+    /// Mark the blocks that span a track boundary used (traxtent FFS's
+    /// excluded blocks; ext2's bad-block list from `mke2fs -l`).
+    pub exclude_track_crossing_blocks: bool,
+    pub placement: Placement,
+    pub preallocation: Preallocation,
+}
+
+/// FFS cylinder-group size in the traxtents paper's experiments (§4.2.1: "The
+/// block groups created for our experiments are 32 MB in size").
+pub const FFS_GROUP_BYTES: u64 = 32 << 20;
+/// FreeBSD 4.x `newfs` inode density: one inode per `NFPI` (4) fragments of
+/// `fsize` (1 KB) — 4096 bytes of data per inode (sbin/newfs/newfs.c).
+pub const FFS_BYTES_PER_INODE: u64 = 4096;
+/// A UFS1 on-disk inode (`struct dinode`) is 128 bytes.
+pub const FFS_INODE_BYTES: u64 = 128;
+/// FreeBSD's default `maxbpg` for 8 KB blocks: `MAXBLKPG(bsize) = bsize /
+/// sizeof(daddr_t)` (sbin/newfs/newfs.c, "one indirect block worth of data
+/// blocks"), with UFS1's 4-byte `daddr_t`: 8192 / 4 = 2048 blocks (16 MB) —
+/// half of a 32 MB group, as the traxtents paper says (§4.2.1: "only half of
+/// the blocks in a block group ... to a single file before switching").
+pub const FFS_MAX_BLOCKS_PER_GROUP_PER_FILE: u64 = 2048;
+
+/// ext2 blocks per group: one bitmap block's bits, 8 × the block size (32768
+/// for 4 KB blocks; mke2fs's default).
+pub const EXT2_GROUP_BLOCKS_4_KIB: u64 = 8 * 4096;
+/// mke2fs's default `inode_ratio` of 8192 bytes per inode (e2fsprogs 1.3x/1.40
+/// `mke2fs.conf` `[defaults]`, the era of the validation paper's Linux 2.6.16).
+pub const EXT2_BYTES_PER_INODE: u64 = 8192;
+/// ext2 revision-1 inodes as mke2fs made them then: 128 bytes.
+pub const EXT2_INODE_BYTES: u64 = 128;
+/// Linux 2.6.16 ext2 preallocation window, the allocated block included
+/// (`EXT2_DEFAULT_PREALLOC_BLOCKS` = 8, include/linux/ext2_fs.h).
+pub const EXT2_PREALLOCATION_BLOCKS: u64 = 8;
+
+impl AllocatorConfig {
+    /// FreeBSD FFS as the traxtents paper measured it ("unmodified"): 8 KB
+    /// blocks, 32 MB cylinder groups whose metadata is a superblock copy, the
+    /// group block and the inode blocks, `maxbpg` = 2048, next-free placement.
+    pub fn ffs() -> AllocatorConfig {
+        let block_size = BlockSize::FFS_8_KIB;
+        let group_blocks = FFS_GROUP_BYTES / block_size.bytes();
+        let inode_blocks =
+            (FFS_GROUP_BYTES / FFS_BYTES_PER_INODE) * FFS_INODE_BYTES / block_size.bytes();
+        AllocatorConfig {
+            block_size,
+            group_blocks,
+            // Superblock copy + cylinder-group block + inodes (128 blocks).
+            metadata_blocks_per_group: 2 + inode_blocks,
+            max_blocks_per_group_per_file: Some(FFS_MAX_BLOCKS_PER_GROUP_PER_FILE),
+            exclude_track_crossing_blocks: false,
+            placement: Placement::NextFree,
+            preallocation: Preallocation::None,
+        }
+    }
+
+    /// Traxtent FFS (traxtents §4.2.2): FFS with the blocks spanning a track
+    /// boundary excluded and traxtent placement.
+    pub fn traxtent_ffs() -> AllocatorConfig {
+        AllocatorConfig {
+            exclude_track_crossing_blocks: true,
+            placement: Placement::Traxtent,
+            ..AllocatorConfig::ffs()
+        }
+    }
+
+    /// Linux 2.6.16 ext2 with 4 KB blocks as mke2fs makes it: 32768-block
+    /// groups whose metadata is a superblock copy, the group descriptors, two
+    /// bitmaps and the inode table (every group is given a superblock copy: the
+    /// `sparse_super` saving of a few blocks per group is not modelled), and
+    /// 8-block preallocation.
+    pub fn ext2() -> AllocatorConfig {
+        let block_size = BlockSize::EXT2_4_KIB;
+        let group_blocks = EXT2_GROUP_BLOCKS_4_KIB;
+        let group_bytes = group_blocks * block_size.bytes();
+        let inode_blocks =
+            (group_bytes / EXT2_BYTES_PER_INODE) * EXT2_INODE_BYTES / block_size.bytes();
+        AllocatorConfig {
+            block_size,
+            group_blocks,
+            metadata_blocks_per_group: 4 + inode_blocks,
+            max_blocks_per_group_per_file: None,
+            exclude_track_crossing_blocks: false,
+            placement: Placement::NextFree,
+            preallocation: Preallocation::Blocks(EXT2_PREALLOCATION_BLOCKS),
+        }
+    }
+
+    /// ext2 as the validation paper changed it (§2.4): the track map's
+    /// boundary-crossing blocks given to mke2fs as bad blocks, preallocation
+    /// up to the next track boundary. Placement is ext2's own (next free).
+    pub fn ext2_track_aligned() -> AllocatorConfig {
+        AllocatorConfig {
+            exclude_track_crossing_blocks: true,
+            preallocation: Preallocation::ToTrackBoundary,
+            ..AllocatorConfig::ext2()
+        }
+    }
+}

@@ -1,0 +1,73 @@
+//! # spinstack-fs: the file-system layer, as a model
+//!
+//! **What it models.** The parts of a file system that decide where data lies
+//! on a volume and when it moves between memory and disk — the lower layers of
+//! the traxtents paper's FreeBSD FFS (§4.2, §5.3) and of the Linux validation
+//! paper's ext2 (§2.4–2.5, §3) — over any volume whose track map is known: a
+//! drive's true map (`spinstack_disk::layout::Layout::track_map`), an extracted
+//! one, or a RAID's logical map (`spinstack_array::tracks::logical_track_map`,
+//! where each data unit of a track-aligned RAID-5 is one member track).
+//!
+//! - [`allocator`]: block allocation in groups with metadata, next-block
+//!   preference, FFS's per-file group limit (`maxbpg`), traxtent FFS's excluded
+//!   blocks and traxtent placement, ext2's preallocation (a window, or up to the
+//!   track boundary); [`config`] holds the four presets and every parameter's
+//!   source; [`traxtent`] the runs of whole blocks per track and the excluded
+//!   blocks (the same list `mke2fs -l` is given by `spinstack-extract`).
+//! - [`cache`]: a page cache bounded in bytes, LRU or Linux's active/inactive
+//!   lists, with each page's write-back state; [`writeback`]: Linux 2.6.16's
+//!   age and ratio rules and FFS's complete-cluster commits.
+//! - [`readahead`]: FFS's sequential-count ramp, fast start, traxtent FFS,
+//!   Linux 2.6.16's windows (any size limit, e.g. one or four tracks) and
+//!   track-aligned fetches, as state machines over a [`readahead::FileView`];
+//!   [`view`] gives that view of an allocated file.
+//! - [`scan`]: the first applications, a linear scan of one file or of
+//!   several read in turn (as `diff` does), through the cache and a read-ahead
+//!   policy per file, as a `Host` of the one event loop
+//!   (`spinstack_sim::driver::run`) over any `BlockDevice`, with a CPU cost per
+//!   `read` call and per KiB copied ([`scan::ReadCost`], source stated). The
+//!   elevator's merging and the plug/unplug delay (plain or track-aware) are
+//!   the device's below it: `spinstack_volume::timed::Striped::single` with a
+//!   `PlugPolicy` is one drive with both, plus a host cost per device I/O; the
+//!   scan unplugs it (`Control::Unplug`) when the reader waits for a page.
+//!
+//! **Invariants.** An allocator never gives a block to two files, never gives
+//! metadata or (when excluding) a block that spans a track boundary, never gives
+//! a block past the volume's last whole block, and a request either gets all its
+//! blocks or none (other files' preallocations may have been taken back
+//! trying). Traxtent placement puts a file's first allocation
+//! inside one traxtent whenever some traxtent has that many free blocks in a
+//! row. A page cache never holds more pages than its bound and never evicts a
+//! page that is not clean: dirty data leaves memory only through write-back (or
+//! when its file is truncated). Read-ahead plans never fetch a resident page or
+//! leave the file; traxtent FFS and track-aligned read-ahead never cross a track
+//! boundary. The tests in `tests/` check each of these, against references.
+//!
+//! **What it does not do.** No bytes: files are block lists, pages are keys.
+//! No directories, inodes' contents, fragments (FFS's 1 KB fragments of a
+//! file's last block), indirect blocks or journaling; an inode's group is
+//! chosen by the caller. FFS's search for a cluster of N free blocks is
+//! approximated by next-free placement (the same on an unfragmented volume).
+//! Linux 2.6.16's active/inactive balance is approximated (see [`cache`]).
+//! Only the allocator, cache, write-back and read-ahead decide anything; the
+//! scans are the only applications so far: no writes go through write-back in
+//! simulated time yet, and the other applications and the experiments of
+//! issue 9 are still to be built on these layers.
+
+pub mod allocator;
+pub mod block;
+pub mod cache;
+pub mod config;
+pub mod readahead;
+mod readahead_state;
+pub mod scan;
+pub mod space;
+pub mod traxtent;
+pub mod view;
+pub mod writeback;
+
+pub use allocator::{AllocError, Allocator, FileId};
+pub use block::{BlockNumber, BlockRun, BlockSize};
+pub use config::{AllocatorConfig, Placement, Preallocation};
+pub use space::BlockState;
+pub use traxtent::Traxtents;
