@@ -136,6 +136,8 @@ pub(super) fn firmware(
             hold_bus_for_whole_read: f.flag("Hold bus entire read xfer")?,
             hold_bus_for_whole_write: f.flag("Hold bus entire write xfer")?,
             never_disconnect: f.flag("Never disconnect")?,
+            zero_latency_track_whole_before_bus: false,
+            write_through_seek_after_data: false,
         },
         cache: cache(f)?,
         queue: QueueSpec {
