@@ -7,9 +7,12 @@ Rules (stated again in each file header):
   * track skew   = ceil(head_switch_ms / sector_ms), sector_ms = 60000/rpm/spt
   * cylinder skew = ceil(single_cylinder_ms / sector_ms)
 """
-import math, sys, os
+import bisect, math, sys, os, tomllib
 
 OUT = sys.argv[1]
+# The checked-in catalog (a source for drives whose curve has another's shape).
+CATALOG = os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', '..', 'crates', 'disk',
+                       'catalog')
 
 def sector_ms(rpm, spt):
     return 60000.0 / rpm / spt
@@ -86,6 +89,8 @@ def firmware_toml(fw):
                  stop_prefetch_in_sector=False, disconnect_write_if_seek=False,
                  write_hit_stops_prefetch=True, read_directly_to_buffer=True,
                  immediate_transfer_partial_hit=True, preseek_level=0)
+    if fw.get('abandon_read_ahead_positioning'):
+        cache['abandon_read_ahead_positioning'] = True
     for k, v in cache.items():
         lines.append(f"{k} = {fmt(v)}")
     lines += ['', '[firmware.queue]', f"max_queue_length = {fw['queue']}",
@@ -110,11 +115,61 @@ def power_toml(p):
     return lines
 
 def mech_toml(m):
-    return ['[mechanics]', f"rpm = {m['rpm']}", f"head_switch_ms = {fmt(m['head_switch_ms'])}",
-            'write_settle_ms = 0.0', '', '[mechanics.seek]', 'kind = "published"',
-            f"single_cylinder_ms = {fmt(m['single_ms'])}",
-            f"average_ms = {fmt(m['average_ms'])}",
-            f"full_stroke_ms = {fmt(m['full_ms'])}"]
+    lines = ['[mechanics]', f"rpm = {m['rpm']}", f"head_switch_ms = {fmt(m['head_switch_ms'])}",
+             'write_settle_ms = 0.0', '', '[mechanics.seek]']
+    if 'points' in m:
+        lines += ['kind = "extracted"', '', 'points = [']
+        lines += [f"    {{ distance_cylinders = {d}, time_ms = {fmt(t)} }},"
+                  for d, t in m['points']]
+        return lines + [']']
+    return lines + ['kind = "published"',
+                    f"single_cylinder_ms = {fmt(m['single_ms'])}",
+                    f"average_ms = {fmt(m['average_ms'])}",
+                    f"full_stroke_ms = {fmt(m['full_ms'])}"]
+
+def extracted_seek(points):
+    """The drive model's lookup of a measured curve (DiskSim's): (0, 0) in front,
+    exact match, else linear interpolation (or extrapolation past the last point)
+    between the points around d."""
+    pts = [(0, 0.0)] + list(points)
+    keys = [p[0] for p in pts]
+    def seek(dist):
+        if dist == 0:
+            return 0.0
+        i = min(bisect.bisect_left(keys, dist), len(pts) - 1)
+        (d0, t0), (d1, t1) = pts[i - 1], pts[i]
+        return t0 + (t1 - t0) * (dist - d0) / (d1 - d0)
+    return seek
+
+def random_seek_mean(seek, cylinders):
+    """Mean of `seek` over random seeks that move (distance d >= 1 weighted N - d), the
+    way a data sheet's average seek and PublishedSeek::fit are defined."""
+    total = weight = 0.0
+    for dist in range(1, cylinders):
+        total += (cylinders - dist) * seek(dist)
+        weight += cylinders - dist
+    return total / weight
+
+def scaled_shape(m, cylinders):
+    """A seek table for a drive of `cylinders` cylinders with the shape of another
+    drive's measured curve (m['shape']: its catalog file and cylinder count):
+    distances scaled by the stroke ratio (short seeks, which settling dominates, not
+    below the measured single-cylinder point), times scaled so that random seeks
+    average m['average_ms']."""
+    with open(m['shape']['file'], 'rb') as f:
+        source = tomllib.load(f)['mechanics']['seek']['points']
+    measured = extracted_seek([(p['distance_cylinders'], p['time_ms']) for p in source])
+    ratio = m['shape']['cylinders'] / cylinders
+    shape = lambda dist: measured(max(1.0, dist * ratio)) if dist else 0.0
+    scale = m['average_ms'] / random_seek_mean(shape, cylinders)
+    distances = sorted({1} | {max(1, round(p['distance_cylinders'] / ratio)) for p in source})
+    return [(dist, round(scale * shape(dist), 4)) for dist in distances if dist < cylinders]
+
+def drive_seek(m, cylinders):
+    """The seek curve the model will use for mechanics `m` on `cylinders` cylinders."""
+    if 'shape' in m:
+        return extracted_seek(scaled_shape(m, cylinders))
+    return published_seek(m['single_ms'], m['average_ms'], m['full_ms'], cylinders)
 
 def head_toml(d, header):
     lines = ['# ' + l if l else '#' for l in header]
@@ -181,13 +236,13 @@ def infer_first_zone(d, spts):
     while hi - lo > 1:
         mid = (lo + hi) // 2
         widths = pack_exact(d, spts, mid)
-        seek = published_seek(m['single_ms'], m['average_ms'], m['full_ms'], sum(widths))
+        seek = drive_seek(m, sum(widths))
         if zone_seek_stats(seek, widths[0])[0] < d['first_zone_mean_seek_ms']:
             lo = mid
         else:
             hi = mid
     widths = pack_exact(d, spts, hi)
-    seek = published_seek(m['single_ms'], m['average_ms'], m['full_ms'], sum(widths))
+    seek = drive_seek(m, sum(widths))
     return (widths,) + zone_seek_stats(seek, widths[0])
 
 def zoned(d):
@@ -198,6 +253,10 @@ def zoned(d):
         widths, mean, sd = infer_first_zone(d, spts)
         d['inferred'] = (widths, mean, sd)
         cyl = sum(widths)
+        if 'shape' in m:
+            # The table the model will use; the cylinder skew covers its first point.
+            m['points'] = scaled_shape(m, cyl)
+            m['single_ms'] = m['points'][0][1]
         bounds, c = [], 0
         for w in widths:
             bounds.append((c, c + w - 1))
@@ -250,6 +309,10 @@ def write(d, header):
                            f"are {widths[2]} wide (zone 1 {widths[1]}, the last {widths[-1]}),",
                            f"so that random seeks in zone 0 average {mean:.3f} ms "
                            f"(sd {sd:.3f} ms) on this drive's seek curve."]
+    if 'shape' in d['mech']:
+        pts = d['mech']['points']
+        header = header + [f"Seek table: {len(pts)} points, {pts[0][1]} ms at 1 cylinder, "
+                           f"{pts[-1][1]} ms at {pts[-1][0]}."]
     header = header + ['', f"Derived: {cyl} cylinders, {cap} sectors = {cap*512/1e9:.2f} GB "
                        f"({100*(cap-stated)/stated:+.2f}% against the stated capacity)."]
     lines = head_toml(d, header) + lay + mech_toml(d['mech']) + [''] + firmware_toml(d['fw']) \

@@ -369,6 +369,15 @@ pub struct CacheSpec {
     pub read_directly_to_buffer: bool,
     pub immediate_transfer_partial_hit: bool,
     pub preseek_level: u8,
+    /// A request arriving while the read-ahead is still positioning onto its next
+    /// track (a head switch, or a cylinder switch) abandons that positioning at once:
+    /// the arm is free at the arrival, on the track it was leaving. Off (DiskSim's
+    /// behaviour): the request waits until the positioning in flight has ended,
+    /// which costs a track-aligned read that follows another one up to a head or
+    /// cylinder switch, exactly the delay alignment is meant to save. Not a DiskSim
+    /// parameter; off for every imported drive.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub abandon_read_ahead_positioning: bool,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]

@@ -31,6 +31,9 @@ pub struct Firmware {
     /// A write-through write seeks only once its data is buffered
     /// (`BusPolicySpec::write_through_seek_after_data`).
     pub seek_after_write_data: bool,
+    /// A request abandons a read-ahead positioning in flight
+    /// (`CacheSpec::abandon_read_ahead_positioning`).
+    pub abandon_read_ahead_positioning: bool,
     pub never_disconnect: bool,
     pub caching: bool,
     pub segments: usize,
@@ -85,6 +88,7 @@ impl Firmware {
             hold_bus_read: spec.bus.hold_bus_for_whole_read,
             whole_track_before_bus: spec.bus.zero_latency_track_whole_before_bus,
             seek_after_write_data: spec.bus.write_through_seek_after_data,
+            abandon_read_ahead_positioning: c.abandon_read_ahead_positioning,
             never_disconnect: spec.bus.never_disconnect,
             caching,
             segments: c.segments.max(1) as usize,

@@ -223,6 +223,7 @@ fn cache(f: &Fields) -> Result<CacheSpec, ImportError> {
         read_directly_to_buffer: f.flag("Read directly to buffer")?,
         immediate_transfer_partial_hit: f.flag("Immed transfer partial hit")?,
         preseek_level: level(f, "Preseeking level")?,
+        abandon_read_ahead_positioning: false,
     })
 }
 
