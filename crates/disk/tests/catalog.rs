@@ -205,7 +205,10 @@ fn hand_made_skews_follow_the_physical_rule() {
                 assert_eq!(points[0].distance_cylinders, 1, "{}", spec.name);
                 points[0].time_ms
             }
-            _ => panic!("{}: hand-made drives use a published or a table seek", spec.name),
+            _ => panic!(
+                "{}: hand-made drives use a published or a table seek",
+                spec.name
+            ),
         };
         for zone in &zoned.zones {
             let sector_ms = 60_000.0 / spec.mechanics.rpm as f64 / zone.sectors_per_track as f64;

@@ -59,7 +59,11 @@ const PINS: &[(&str, &[Pin])] = &[
     (
         "fig1-efficiency",
         &[
-            pin("track-aligned, track-sized reads: efficiency", 0.73424, 0.02),
+            pin(
+                "track-aligned, track-sized reads: efficiency",
+                0.73424,
+                0.02,
+            ),
             pin("unaligned, track-sized: share of maximum", 0.56708, 0.02),
             pin("unaligned reads of 1 MB: efficiency", 0.74239, 0.02),
             pin("request size at which unaligned reads reach", 922.72, 0.03),
@@ -94,7 +98,11 @@ const PINS: &[(&str, &[Pin])] = &[
         "fig7-breakdown",
         &[
             pin_absolute("aligned, in-order bus: overlap", 0.16845, 0.5),
-            pin("track-sized access: seek + rotational latency", 3.7824, 0.03),
+            pin(
+                "track-sized access: seek + rotational latency",
+                3.7824,
+                0.03,
+            ),
         ],
     ),
     (

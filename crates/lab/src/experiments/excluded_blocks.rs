@@ -104,8 +104,7 @@ fn count_drive(name: &'static str, label: &'static str) -> Result<DriveCounts, L
         name,
         label,
         boundaries: starts().count() as u64,
-        boundaries_on_ffs_blocks: starts().filter(|s| s % (FFS_BLOCK_KB * 2) == 0).count()
-            as u64,
+        boundaries_on_ffs_blocks: starts().filter(|s| s % (FFS_BLOCK_KB * 2) == 0).count() as u64,
         sizes,
     })
 }

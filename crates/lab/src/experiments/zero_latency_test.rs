@@ -30,7 +30,10 @@ const DRIVES: [(&str, &str); 3] = [
         "cheetahx15",
         "stand-in for the paper's Seagate Cheetah 15K.4",
     ),
-    ("map3367nc", "the paper's Fujitsu MAP3367NC, from its published figures"),
+    (
+        "map3367nc",
+        "the paper's Fujitsu MAP3367NC, from its published figures",
+    ),
 ];
 /// A second read faster than this came from the drive's buffer: any media access
 /// costs at least controller overhead plus part of a revolution, and the slowest

@@ -95,14 +95,20 @@ fn concave_majorant_bounds_a_wiggly_curve() {
     let curve = |d: u32| [0.0, 1.0, 1.2, 2.5, 2.6, 2.65][d as usize];
     let hull = concave_majorant(5, curve);
     for d in 0..=5u32 {
-        assert!(majorant_at(&hull, f64::from(d)) >= curve(d) - 1e-12, "below at {d}");
+        assert!(
+            majorant_at(&hull, f64::from(d)) >= curve(d) - 1e-12,
+            "below at {d}"
+        );
     }
     assert_eq!(majorant_at(&hull, 5.0), 2.65);
     let slopes: Vec<f64> = hull
         .windows(2)
         .map(|w| (w[1].1 - w[0].1) / (w[1].0 - w[0].0))
         .collect();
-    assert!(slopes.windows(2).all(|s| s[1] <= s[0] + 1e-12), "{slopes:?}");
+    assert!(
+        slopes.windows(2).all(|s| s[1] <= s[0] + 1e-12),
+        "{slopes:?}"
+    );
     // The wiggle at 2 (1.2, below the chord from 1 to 3) is bridged.
     assert!(majorant_at(&hull, 2.0) > 1.2);
 }
