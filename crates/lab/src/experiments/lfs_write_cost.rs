@@ -320,7 +320,7 @@ fn figure(rows: &[Row], why: &Why) -> Figure {
     ];
     Figure {
         panels: vec![Panel {
-            title: "LFS segment writes: overall write cost per unit WriteCost (Atlas 10K II)"
+            title: "LFS segments (measured as Figure 1): overall write cost per unit WriteCost (Atlas 10K II)"
                 .to_string(),
             x_label: "segment size (KB)".to_string(),
             y_label: "TransferInefficiency = OWC / WriteCost".to_string(),
