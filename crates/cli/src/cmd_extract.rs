@@ -167,7 +167,7 @@ fn run_experiment(args: &Args, id: &str) -> anyhow::Result<()> {
         "zero-latency-test" => {
             let names = match &args.disk {
                 Some(name) => vec![name.as_str()],
-                None => vec!["maxtor10kv-czk", "cheetahx15", "ultrastar36z15"],
+                None => vec!["maxtor10kv-czk", "cheetahx15", "map3367nc"],
             };
             let specs = names
                 .iter()

@@ -41,6 +41,7 @@ const ENTRIES: &[Entry] = &[
     entry!("maxtor10kv-c0k"),
     entry!("maxtor10kv-7gk"),
     entry!("maxtor10kv-s0k"),
+    entry!("map3367nc"),
     entry!("ultrastar36z15"),
     entry!("deskstar-t7k250"),
     entry!("djna371350"),

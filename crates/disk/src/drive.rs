@@ -251,7 +251,13 @@ impl Drive {
         let mut arm = self.job.as_ref().map_or(self.arm, |j| j.arm_after);
         if let Some(j) = &self.job {
             if j.kind == JobKind::Prefetch {
-                arm = cut_at(&j.runs, ns_to_ps(now), j.arm_before, j.arm_after).arm;
+                arm = cut_at(
+                    &j.runs,
+                    ns_to_ps(now),
+                    (j.arm_before, j.arm_after),
+                    self.firmware.abandon_read_ahead_positioning,
+                )
+                .arm;
             }
         }
         arm.free_ps = arm.free_ps.max(ns_to_ps(now));

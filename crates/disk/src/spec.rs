@@ -292,6 +292,32 @@ pub struct BusPolicySpec {
     pub hold_bus_for_whole_read: bool,
     pub hold_bus_for_whole_write: bool,
     pub never_disconnect: bool,
+    /// A zero-latency read that reads a track out of LBN order (it began mid-track
+    /// and wrapped) sends none of that track's blocks to the host until the whole
+    /// track part is in the buffer: the blocks are "read into an intermediate
+    /// buffer, assembled in ascending LBN order, and sent to the host" (traxtents
+    /// §2.3), and the Atlas 10K II's measured track-aligned reads overlap only 3%
+    /// of their bus transfer with media transfer (§5.2, Fig. 7). Off (DiskSim's
+    /// behaviour): blocks go in LBN order as soon as they and every block before
+    /// them are buffered. Not a DiskSim parameter; off for every imported drive.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub zero_latency_track_whole_before_bus: bool,
+    /// A write-through write (write-back off, or forced unit access) starts its
+    /// seek only once all its data has crossed the host link, and a queued write's
+    /// data crosses only after the write before it completed; so the data transfer
+    /// is never hidden behind positioning or another write's media work. The Atlas
+    /// 10K II's measured track-sized writes (traxtents §5.2: 10.0 / 13.9 ms onereq,
+    /// 10.2 / 13.8 ms tworeq, aligned / unaligned) exceed overhead + seek
+    /// (+ rotational latency and head switch) + one revolution by about the 264 KB
+    /// transfer at 160 MB/s (1.7 ms), with or without queueing. Off (DiskSim's
+    /// behaviour): the seek starts when the command's overhead is done and the data
+    /// arrives while the arm moves. Not a DiskSim parameter.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub write_through_seek_after_data: bool,
+}
+
+fn is_false(flag: &bool) -> bool {
+    !*flag
 }
 
 /// Read-ahead policy (DiskSim `Buffer continuous read`).
@@ -343,6 +369,15 @@ pub struct CacheSpec {
     pub read_directly_to_buffer: bool,
     pub immediate_transfer_partial_hit: bool,
     pub preseek_level: u8,
+    /// A request arriving while the read-ahead is still positioning onto its next
+    /// track (a head switch, or a cylinder switch) abandons that positioning at once:
+    /// the arm is free at the arrival, on the track it was leaving. Off (DiskSim's
+    /// behaviour): the request waits until the positioning in flight has ended,
+    /// which costs a track-aligned read that follows another one up to a head or
+    /// cylinder switch, exactly the delay alignment is meant to save. Not a DiskSim
+    /// parameter; off for every imported drive.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub abandon_read_ahead_positioning: bool,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]

@@ -37,6 +37,9 @@ const FACTS: &[PaperFacts] = &[
     facts("maxtor10kv-c0k", 73.0e9, &[1092, 1144]),
     facts("maxtor10kv-7gk", 73.0e9, &[1025, 1196]),
     facts("maxtor10kv-s0k", 73.0e9, &[1060, 1170]),
+    // validation paper Table 1 (37 GB) and the MAP3367NC's 36.7 GB; 980 sectors is
+    // assumed (no published track size), pinned so a generator change is seen.
+    facts("map3367nc", 36.7e9, &[980]),
     // power paper Table 2: 18.4 GB; 55 MB/s x 4 ms / 512 B = 430 sectors.
     facts("ultrastar36z15", 18.4e9, &[430]),
     // power paper Table 2: 250 GB; 61 MB/s x 8.333 ms / 512 B = 993 sectors.
@@ -192,11 +195,20 @@ fn hand_made_skews_follow_the_physical_rule() {
         let LayoutSpec::Zoned(zoned) = &spec.layout else {
             continue;
         };
-        let spinstack_disk::spec::SeekSpec::Published {
-            single_cylinder_ms, ..
-        } = spec.mechanics.seek
-        else {
-            panic!("{}: hand-made drives use published seek figures", spec.name);
+        // A data-sheet curve's single-cylinder time, or the first point of a table
+        // (the Atlas 10K II's, shaped on the measured Atlas 10K's).
+        let single_cylinder_ms = match &spec.mechanics.seek {
+            spinstack_disk::spec::SeekSpec::Published {
+                single_cylinder_ms, ..
+            } => *single_cylinder_ms,
+            spinstack_disk::spec::SeekSpec::Extracted { points } => {
+                assert_eq!(points[0].distance_cylinders, 1, "{}", spec.name);
+                points[0].time_ms
+            }
+            _ => panic!(
+                "{}: hand-made drives use a published or a table seek",
+                spec.name
+            ),
         };
         for zone in &zoned.zones {
             let sector_ms = 60_000.0 / spec.mechanics.rpm as f64 / zone.sectors_per_track as f64;
@@ -361,7 +373,12 @@ fn hand_made_zones_follow_the_stated_linear_rule() {
                 assert_eq!(size as f64, expected, "{}: zone {i}", spec.name);
             }
         }
-        let width = bounds[0].1 - bounds[0].0 + 1;
+        // The Atlas 10K II's first zone is calibrated (its header: fitted to the
+        // paper's 2.2 ms first-zone seek) and zone 1 absorbs up to 30 cylinders to
+        // keep the capacity exact; the zones from 2 on follow the rule.
+        let calibrated_first_zone = spec.name == "atlas10k2";
+        let reference = usize::from(calibrated_first_zone) * 2;
+        let width = bounds[reference].1 - bounds[reference].0 + 1;
         assert_eq!(width % band, 0, "{}: zone not whole bands", spec.name);
         for (i, window) in bounds.windows(2).enumerate() {
             assert_eq!(
@@ -370,8 +387,15 @@ fn hand_made_zones_follow_the_stated_linear_rule() {
                 "{}: gap after zone {i}",
                 spec.name
             );
-            if i + 2 < bounds.len() {
-                assert_eq!(window[1].1 - window[1].0 + 1, width, "{}", spec.name);
+            let zone = i + 1;
+            let zone_width = window[1].1 - window[1].0 + 1;
+            if zone + 1 == bounds.len() {
+                continue;
+            }
+            if calibrated_first_zone && zone == 1 {
+                assert!(zone_width.abs_diff(width) <= 30, "{}: zone 1", spec.name);
+            } else {
+                assert_eq!(zone_width, width, "{}: zone {zone}", spec.name);
             }
         }
     }

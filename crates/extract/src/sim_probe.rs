@@ -417,6 +417,7 @@ fn placeholder_spec(name: &str, layout: LayoutSpec) -> DriveSpec {
                 read_directly_to_buffer: false,
                 immediate_transfer_partial_hit: false,
                 preseek_level: 0,
+                abandon_read_ahead_positioning: false,
             },
             queue: QueueSpec {
                 max_queue_length: 1,

@@ -25,6 +25,15 @@ pub struct Firmware {
     pub min_seek_delay_ps: Picoseconds,
     pub extra_write_disconnect: bool,
     pub hold_bus_read: bool,
+    /// A track read out of LBN order (zero latency) goes to the host only once all
+    /// of it is buffered (`BusPolicySpec::zero_latency_track_whole_before_bus`).
+    pub whole_track_before_bus: bool,
+    /// A write-through write seeks only once its data is buffered
+    /// (`BusPolicySpec::write_through_seek_after_data`).
+    pub seek_after_write_data: bool,
+    /// A request abandons a read-ahead positioning in flight
+    /// (`CacheSpec::abandon_read_ahead_positioning`).
+    pub abandon_read_ahead_positioning: bool,
     pub never_disconnect: bool,
     pub caching: bool,
     pub segments: usize,
@@ -77,6 +86,9 @@ impl Firmware {
             min_seek_delay_ps: ms_to_ps(o.minimum_seek_delay_ms),
             extra_write_disconnect: o.extra_write_disconnect,
             hold_bus_read: spec.bus.hold_bus_for_whole_read,
+            whole_track_before_bus: spec.bus.zero_latency_track_whole_before_bus,
+            seek_after_write_data: spec.bus.write_through_seek_after_data,
+            abandon_read_ahead_positioning: c.abandon_read_ahead_positioning,
             never_disconnect: spec.bus.never_disconnect,
             caching,
             segments: c.segments.max(1) as usize,

@@ -448,12 +448,23 @@ pub struct Cut {
 
 /// Cut a plan at `t`: a sector counts only once it has fully passed, and the arm
 /// is free at `t` (the sector under the head is abandoned; see
-/// `Drive::cut_prefetch` for why).
-pub fn cut_at(runs: &[Run], t: Picoseconds, arm_before: Arm, arm_after: Arm) -> Cut {
+/// `Drive::cut_prefetch` for why). A positioning in flight at `t` is finished
+/// (DiskSim), or with `abandon_positioning` given up: the arm stays on the track
+/// it was leaving, free at `t`.
+pub fn cut_at(
+    runs: &[Run],
+    t: Picoseconds,
+    (arm_before, arm_after): (Arm, Arm),
+    abandon_positioning: bool,
+) -> Cut {
     let mut done = Vec::new();
     let mut arm = arm_before;
     for run in runs {
         if t < run.positioning_start_ps {
+            return Cut { done, arm };
+        }
+        if t < run.arrive_ps && abandon_positioning {
+            arm.free_ps = t;
             return Cut { done, arm };
         }
         if t < run.arrive_ps {

@@ -136,6 +136,8 @@ pub(super) fn firmware(
             hold_bus_for_whole_read: f.flag("Hold bus entire read xfer")?,
             hold_bus_for_whole_write: f.flag("Hold bus entire write xfer")?,
             never_disconnect: f.flag("Never disconnect")?,
+            zero_latency_track_whole_before_bus: false,
+            write_through_seek_after_data: false,
         },
         cache: cache(f)?,
         queue: QueueSpec {
@@ -221,6 +223,7 @@ fn cache(f: &Fields) -> Result<CacheSpec, ImportError> {
         read_directly_to_buffer: f.flag("Read directly to buffer")?,
         immediate_transfer_partial_hit: f.flag("Immed transfer partial hit")?,
         preseek_level: level(f, "Preseeking level")?,
+        abandon_read_ahead_positioning: false,
     })
 }
 

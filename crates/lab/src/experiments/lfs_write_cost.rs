@@ -16,10 +16,14 @@
 //! disk's. Where the minimum of OWC falls does depend on WriteCost's growth with
 //! segment size; the summary gives the growth it would take.
 //!
-//! Measured as random segment writes (write-through, so a write ends on the media)
-//! in the first zone, with one write queued behind the one in service (tworeq, as
-//! Figure 1, which the paper names as its source of TransferInefficiency values);
-//! ideal time = segment sectors × revolution / sectors per track.
+//! Measured as Figure 1 measures (the paper: "measured TransferInefficiency values
+//! like those in Figure 1"): random segment-sized reads in the first zone with one
+//! request queued behind the one in service (tworeq); ideal time = segment sectors ×
+//! revolution / sectors per track. Not writes: with write caching off the catalog's
+//! Atlas 10K II moves a write's data before it seeks (§5.2's write head times), so a
+//! write-through segment would add its whole bus transfer, which the paper's
+//! empirical values, taken from Figure 1, do not contain; an LFS writes segments
+//! from a write-back cache anyway.
 
 use super::common::{
     curve_points, kilobytes, mean_breakdown, measure_points, sizes_up_to, Alignment, Curve,
@@ -62,12 +66,12 @@ impl Experiment for LfsWriteCost {
         "LFS transfer inefficiency (overall write cost per unit WriteCost) vs segment size (traxtents §5.5, Figure 10)"
     }
     fn run(&self, context: &RunContext) -> Result<Outcome, LabError> {
-        let spec = drives::with_write_through(&drives::spec(ATLAS_10K_II)?);
+        let spec = drives::spec(ATLAS_10K_II)?;
         let zone = drives::first_zone(&spec, &drives::layout(&spec)?)?;
         let spt = zone.sectors_per_track;
         let revolution_ms = drives::revolution(&spec).as_ms_f64();
         let sizes = sizes_up_to(spt, 8, 4);
-        let curves = Curve::aligned_and_unaligned(&spec, &zone, Workload::TwoReq, Operation::Write);
+        let curves = Curve::aligned_and_unaligned(&spec, &zone, Workload::TwoReq, Operation::Read);
         let points = curve_points(curves, &sizes, context);
         let runs = measure_points(&points, context)?;
         let mut data = DataTable::new(&[
@@ -80,7 +84,7 @@ impl Experiment for LfsWriteCost {
             "model_this_drive",
         ]);
         // This drive's Matthews parameters: the mean seek of the aligned track-sized
-        // writes plus half a revolution, and the first zone's media rate.
+        // segments plus half a revolution, and the first zone's media rate.
         let track_run = points
             .iter()
             .position(|p| p.sectors == spt && p.alignment == Alignment::Aligned)
@@ -177,7 +181,7 @@ impl Why {
         let (_, aligned, unaligned) = self.rows[self.track_index];
         let model = Why::paper_model(self.track_kb);
         let per_component = format!(
-            "Track-sized tworeq write head time, aligned {:.2} ms against unaligned {:.2} ms: of \
+            "Track-sized tworeq segment head time, aligned {:.2} ms against unaligned {:.2} ms: of \
              the {:.2} ms difference, rotational latency accounts for {:+.2} ms and head \
              switches for {:+.2} ms (mean per request).",
             aligned * self.revolution_ms,
@@ -197,7 +201,10 @@ impl Why {
             .explain_if_missed(format!(
                 "Measured {unaligned:.3} at {:.0} KB; the model with this drive's positioning \
                  ({:.2} ms: mean seek + half a revolution) and media rate ({:.1} MB/s) gives \
-                 {:.3}. The model has no track switch, which unaligned segments pay.",
+                 {:.3}. The model has no track switch, which unaligned segments pay. The \
+                 paper's own Figure 1, its stated source, gives unaligned track-sized reads \
+                 56% of the 0.89 maximum efficiency: TransferInefficiency 1 / (0.56 × 0.89) \
+                 = 2.01, as here, not the model's 1.77.",
                 self.track_kb,
                 self.positioning_ms,
                 self.media_bytes_per_second / 1e6,
@@ -217,7 +224,8 @@ impl Why {
             )
             .explain_if_missed(
                 "The model charges 5.2 ms of positioning per segment; see the track-sized \
-                 claim for this drive's positioning and the track switches the model omits.",
+                 claim for this drive's positioning, the track switches the model omits, and \
+                 what the paper's own Figure 1 gives at one track.",
             ),
             Claim::new(
                 "lower overall write cost for track-sized segments, aligned vs unaligned",
@@ -257,8 +265,10 @@ impl Why {
     fn notes(&self, spt: Sectors) -> Vec<String> {
         vec![
             format!(
-                "Drive: Atlas 10K II (built-in catalog), write-through, first zone, {} sectors \
-                 ({:.0} KB) per track. Random segment writes, tworeq, aligned starting on a \
+                "Drive: Atlas 10K II (built-in catalog), first zone, {} sectors \
+                 ({:.0} KB) per track. Random segment-sized transfers measured as Figure 1 \
+                 measures them (reads, as the paper takes its values from Figure 1), tworeq, \
+                 aligned starting on a \
                  track's first LBN, unaligned anywhere in the zone. TransferInefficiency = mean \
                  head time / (segment sectors × revolution / sectors per track).",
                 spt.0, self.track_kb
@@ -310,7 +320,7 @@ fn figure(rows: &[Row], why: &Why) -> Figure {
     ];
     Figure {
         panels: vec![Panel {
-            title: "LFS segment writes: overall write cost per unit WriteCost (Atlas 10K II)"
+            title: "LFS segments (measured as Figure 1): overall write cost per unit WriteCost (Atlas 10K II)"
                 .to_string(),
             x_label: "segment size (KB)".to_string(),
             y_label: "TransferInefficiency = OWC / WriteCost".to_string(),

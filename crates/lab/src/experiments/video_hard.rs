@@ -75,6 +75,36 @@ struct Model {
     overhead_ms: f64,
     /// Streams the streaming bandwidth carries at all (the paper's 80).
     bandwidth_streams: u32,
+    /// Vertices (distance in cylinders, ms) of the seek curve's least concave
+    /// majorant over 0..=stroke: the bound on a sorted route's cost.
+    seek_hull: Vec<(f64, f64)>,
+}
+
+/// The least concave majorant of `seek` over distances 0..=`stroke`, as its
+/// vertices (upper hull, monotone chain).
+fn concave_majorant(stroke: u32, seek: impl Fn(u32) -> f64) -> Vec<(f64, f64)> {
+    let mut hull: Vec<(f64, f64)> = Vec::new();
+    for d in 0..=stroke {
+        let point = (f64::from(d), if d == 0 { 0.0 } else { seek(d) });
+        while hull.len() >= 2 {
+            let (a, b) = (hull[hull.len() - 2], hull[hull.len() - 1]);
+            // Drop b if it lies on or below the chord from a to the new point.
+            if (b.1 - a.1) * (point.0 - a.0) <= (point.1 - a.1) * (b.0 - a.0) {
+                hull.pop();
+            } else {
+                break;
+            }
+        }
+        hull.push(point);
+    }
+    hull
+}
+
+/// The majorant at distance `x` (linear between its vertices).
+fn majorant_at(hull: &[(f64, f64)], x: f64) -> f64 {
+    let i = hull.partition_point(|p| p.0 < x).clamp(1, hull.len() - 1);
+    let (a, b) = (hull[i - 1], hull[i]);
+    a.1 + (b.1 - a.1) * (x - a.0) / (b.0 - a.0)
 }
 
 fn ps_to_ms(ps: Picoseconds) -> f64 {
@@ -101,7 +131,9 @@ impl Model {
         let track = zone.sectors_per_track;
         let sector_ms = revolution_ms / track.0 as f64;
         let bandwidth = streaming_bytes_per_second(spec, zone);
+        let seek_hull = concave_majorant(cylinders - 1, |d| ps_to_ms(mechanics.seek.seek_ps(d)));
         Ok(Model {
+            seek_hull,
             cylinders,
             track,
             revolution_ms,
@@ -113,13 +145,14 @@ impl Model {
     }
 
     /// Footnote 2: the worst-case sorted route for `streams` requests, per stream.
+    /// On a concave seek curve that is the full stroke split into equal seeks; a
+    /// measured curve (the Atlas 10K II's is shaped on the Atlas 10K's) has wiggles
+    /// that let an unequal split cost a little more, so the route is bounded by the
+    /// curve's least concave majorant at stroke / V, which equals the equal split
+    /// wherever the curve is concave.
     fn seek_per_stream_ms(&self, streams: u32) -> f64 {
-        let stroke = u64::from(self.cylinders - 1);
-        let n = u64::from(streams.max(1));
-        let (short, long_count) = (stroke / n, stroke % n);
-        let seek = |d: u64| ps_to_ms(self.mechanics.seek.seek_ps(d as u32));
-        let route = long_count as f64 * seek(short + 1) + (n - long_count) as f64 * seek(short);
-        route / n as f64
+        let stroke = f64::from(self.cylinders - 1);
+        majorant_at(&self.seek_hull, stroke / f64::from(streams.max(1)))
     }
 
     fn worst_case(&self, sectors: Sectors, aligned: bool, streams: u32) -> WorstCase {

@@ -84,7 +84,12 @@ impl Drive {
             return;
         }
         if let Some(job) = self.job.take() {
-            let cut = cut_at(&job.runs, t, job.arm_before, job.arm_after);
+            let cut = cut_at(
+                &job.runs,
+                t,
+                (job.arm_before, job.arm_after),
+                self.firmware.abandon_read_ahead_positioning,
+            );
             self.merge_into(job.segment, cut.done.iter().copied(), job.anchor);
             self.arm = cut.arm;
             self.recycle(job.runs);

@@ -25,6 +25,40 @@ impl Drive {
             .map(|r| r.done_ps(lbn))
     }
 
+    /// With `whole_track_before_bus`: a track that the media work on segment
+    /// `index` reads out of LBN order (a zero-latency read that began mid-track: a
+    /// run of higher LBNs read before a run of lower LBNs on the same track) makes
+    /// none of those blocks ready for the host before the later run ends.
+    /// `ready[i]` is block `lbn + i`'s buffered time.
+    fn hold_out_of_order_tracks(&self, index: usize, lbn: u64, ready: &mut [Picoseconds]) {
+        let Some(job) = self
+            .job
+            .as_ref()
+            .filter(|j| j.segment == index && j.kind == JobKind::Prefetch)
+        else {
+            return;
+        };
+        let end = lbn + ready.len() as u64;
+        for (i, first_read) in job.runs.iter().enumerate() {
+            for then_read in &job.runs[i + 1..] {
+                let same_track = first_read.cylinder == then_read.cylinder
+                    && first_read.surface == then_read.surface;
+                if !same_track
+                    || then_read.first >= first_read.first
+                    || then_read.start_ps <= first_read.start_ps
+                {
+                    continue;
+                }
+                let release = first_read.end_ps().max(then_read.end_ps());
+                let (from, to) = (then_read.first.max(lbn), first_read.end_lbn().min(end));
+                for b in from..to {
+                    let slot = &mut ready[(b - lbn) as usize];
+                    *slot = (*slot).max(release);
+                }
+            }
+        }
+    }
+
     /// Choose a segment for a read miss (empty, then clean, least recently used).
     fn segment_for_miss(&self) -> Option<usize> {
         self.cache.choose(|_, s| match s.state {
@@ -89,10 +123,16 @@ impl Drive {
         ready.clear();
         // A block goes to the host only after every block before it: keep the
         // running maximum (in LBN order).
-        let mut latest = CACHED;
         for b in lbn..end {
-            latest = latest.max(self.block_ready(index, b).unwrap_or(CACHED));
-            ready.push(latest);
+            ready.push(self.block_ready(index, b).unwrap_or(CACHED));
+        }
+        if self.firmware.whole_track_before_bus {
+            self.hold_out_of_order_tracks(index, lbn, &mut ready);
+        }
+        let mut latest = CACHED;
+        for t in ready.iter_mut() {
+            latest = latest.max(*t);
+            *t = latest;
         }
         let last_ready = ready.last().copied().filter(|&t| t != CACHED);
         let hda_free_ps = last_ready.unwrap_or(t0).max(flush_end.unwrap_or(t0));

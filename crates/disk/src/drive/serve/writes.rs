@@ -178,7 +178,13 @@ impl Drive {
         // DiskSim waives the minimum seek delay only for a write appended to a
         // stream in the same instant, which a write-through write never is.
         let min_first = fw.min_seek_delay_ps;
-        let start = self.media_start(at, t0 + overhead, flush_end);
+        // With `seek_after_write_data` the media work waits for the whole transfer.
+        let media_may_start = if fw.seek_after_write_data {
+            data_ready
+        } else {
+            t0 + overhead
+        };
+        let start = self.media_start(at, media_may_start, flush_end);
         let mut arm = self.arm;
         arm.free_ps = start;
         let mode = self.write_mode(connect, lbn, n, min_first);

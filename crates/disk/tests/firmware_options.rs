@@ -1,0 +1,140 @@
+//! The three firmware options the Atlas 10K II's catalog entry turns on (issue 12
+//! §3), each against the same drive with the option off (DiskSim's behaviour):
+//! a zero-latency track read goes to the host only when all of it is buffered, a
+//! write-through write seeks only after its data is in, and a request abandons a
+//! read-ahead head or cylinder switch in flight. Every test measures first-zone
+//! track-sized requests in a seeded closed loop (the seed is in each message).
+
+use spinstack_disk::drive::{Drive, DriveOptions};
+use spinstack_disk::spec::DriveSpec;
+use spinstack_sim::driver::{run_closed_loop, RequestSpec};
+use spinstack_sim::engine::{Engine, EngineOptions};
+use spinstack_sim::request::{Completion, Operation};
+use spinstack_sim::rng::SplitMix64;
+use spinstack_sim::units::{Lbn, Nanoseconds, Sectors};
+
+fn atlas10k2() -> DriveSpec {
+    spinstack_disk::catalog::get("atlas10k2").expect("catalog has atlas10k2")
+}
+
+/// `count` onereq requests of one whole first-zone track each (track-aligned),
+/// random tracks among the first 2,000; the first two completions are dropped.
+fn aligned_tracks(
+    spec: &DriveSpec,
+    operation: Operation,
+    count: u64,
+    seed: u64,
+) -> Vec<Completion> {
+    let mut drive = Drive::new(spec, DriveOptions::default()).expect("drive builds");
+    let layout = drive.layout().clone();
+    let first_track = layout.track_of(Lbn(0)).expect("LBN 0");
+    let mut rng = SplitMix64::new(seed);
+    let mut left = count;
+    let mut engine = Engine::new(EngineOptions::default());
+    engine.add_device(&mut drive);
+    let mut out = Vec::new();
+    let mut next = |_| {
+        left = left.checked_sub(1)?;
+        let probe = Lbn(rng.next_u64() % (2_000 * first_track.sectors.0));
+        let track = layout.track_of(probe).expect("LBN on the drive");
+        Some(RequestSpec {
+            operation,
+            lbn: track.first,
+            sectors: Sectors(track.sectors.0),
+            think_after: Nanoseconds::ZERO,
+        })
+    };
+    run_closed_loop(&mut engine, 1, &mut next, |done| out.push(done.completion)).expect("runs");
+    out.split_off(2)
+}
+
+fn mean_ms(completions: &[Completion], of: impl Fn(&Completion) -> Nanoseconds) -> f64 {
+    completions.iter().map(|c| of(c).as_ms_f64()).sum::<f64>() / completions.len() as f64
+}
+
+/// Proves `zero_latency_track_whole_before_bus`: with it (the catalog entry) an
+/// aligned track read overlaps under 1% of its bus transfer with its media work
+/// (the paper's Fig. 7: 3%); without it, blocks go as soon as they and the blocks
+/// before them are in, and about half overlaps.
+#[test]
+fn zero_latency_track_is_sent_whole() {
+    let seed = 12;
+    let on = atlas10k2();
+    assert!(on.firmware.bus.zero_latency_track_whole_before_bus);
+    let mut off = on.clone();
+    off.firmware.bus.zero_latency_track_whole_before_bus = false;
+    let share = |spec: &DriveSpec| {
+        let runs = aligned_tracks(spec, Operation::Read, 300, seed);
+        mean_ms(&runs, |c| c.breakdown().overlap) / mean_ms(&runs, |c| c.breakdown().bus_transfer)
+    };
+    let (with, without) = (share(&on), share(&off));
+    assert!(
+        with < 0.01,
+        "seed {seed}: overlap {with:.3} with the option"
+    );
+    assert!(
+        (0.3..0.7).contains(&without),
+        "seed {seed}: overlap {without:.3} without it"
+    );
+}
+
+/// Proves `write_through_seek_after_data`: with it an aligned track write takes
+/// about the whole bus transfer longer than without it (the seek no longer runs
+/// while the data crosses), and its seek begins only after that transfer.
+#[test]
+fn write_through_seeks_after_its_data() {
+    let seed = 13;
+    let on = atlas10k2();
+    assert!(on.firmware.bus.write_through_seek_after_data);
+    assert_eq!(on.firmware.cache.fast_write_level, 0, "write-through");
+    let mut off = on.clone();
+    off.firmware.bus.write_through_seek_after_data = false;
+    let with = aligned_tracks(&on, Operation::Write, 300, seed);
+    let without = aligned_tracks(&off, Operation::Write, 300, seed);
+    let bus_ms = mean_ms(&with, |c| c.breakdown().bus_transfer);
+    let gap_ms =
+        mean_ms(&with, Completion::response_time) - mean_ms(&without, Completion::response_time);
+    assert!(
+        gap_ms > 0.8 * bus_ms && gap_ms < 1.2 * bus_ms,
+        "seed {seed}: {gap_ms:.3} ms longer, bus transfer {bus_ms:.3} ms"
+    );
+    let overlap_ms = mean_ms(&with, |c| c.breakdown().overlap);
+    assert!(
+        overlap_ms < 0.01,
+        "seed {seed}: data overlapped the seek by {overlap_ms:.3} ms"
+    );
+}
+
+/// Proves `abandon_read_ahead_positioning`: with an infinitely fast bus the next
+/// aligned track read arrives while the read-ahead switches to the next track;
+/// with the option it starts at once (response = overhead + seek + one revolution,
+/// to within a quarter millisecond on average), without it it waits for the switch.
+#[test]
+fn read_ahead_switch_in_flight_is_abandoned() {
+    let seed = 14;
+    let mut on = atlas10k2();
+    on.firmware.bus_sector_transfer_ms = 0.0;
+    assert!(on.firmware.cache.abandon_read_ahead_positioning);
+    let mut off = on.clone();
+    off.firmware.cache.abandon_read_ahead_positioning = false;
+    let revolution_ms = 60_000.0 / f64::from(on.mechanics.rpm);
+    let beyond_seek_and_turn = |spec: &DriveSpec| {
+        let runs = aligned_tracks(spec, Operation::Read, 300, seed);
+        let misses: Vec<Completion> = runs
+            .into_iter()
+            .filter(|c| !c.drive.is_some_and(|d| d.cache_hit))
+            .collect();
+        mean_ms(&misses, Completion::response_time)
+            - mean_ms(&misses, |c| c.breakdown().seek)
+            - revolution_ms
+    };
+    let (with, without) = (beyond_seek_and_turn(&on), beyond_seek_and_turn(&off));
+    assert!(
+        with < 0.25,
+        "seed {seed}: {with:.3} ms beyond seek + revolution with the option"
+    );
+    assert!(
+        without > with + 0.2,
+        "seed {seed}: {without:.3} ms without it, {with:.3} ms with it"
+    );
+}
