@@ -117,3 +117,60 @@ fn timing_phase_costs_account_for_every_read() {
     let calibration = 1 + 3 * TimingOptions::default().calibration_reads as u64;
     assert_eq!(reads + calibration, probe.reads());
 }
+
+/// Drives the every-run test covers: one of each kind (slow-link zero-latency,
+/// slow-link without, fast-link zero-latency serpentine, fast-link without at
+/// 15,000 and 7,200 RPM). `TIMING_CATALOG=all` runs the whole catalog (a few
+/// minutes in release), `TIMING_CATALOG=a,b` the named drives.
+const TIMING_CATALOG_SUBSET: &[&str] = &[
+    "atlas10k",
+    "ibm18es",
+    "maxtor10kv-s0k",
+    "cheetahx15",
+    "djna371350",
+];
+
+/// Proves the issue's cost target on the catalog: timing extraction (jitter seed
+/// 7) is exact, with no uncertain track, in under one simulated hour per 9 GB
+/// (decimal) of capacity, on each drive of the subset above or of
+/// `TIMING_CATALOG`. Prints the table the README quotes.
+#[test]
+fn timing_extraction_costs_under_an_hour_per_9_gb_on_the_catalog() {
+    use spinstack_extract::probe::Probe;
+    use spinstack_extract::sim_probe::SimulatedProbe;
+    let names: Vec<String> = match std::env::var("TIMING_CATALOG").as_deref() {
+        Ok("all") => spinstack_disk::catalog::names()
+            .iter()
+            .map(|s| s.to_string())
+            .collect(),
+        Ok(list) => list.split(',').map(str::to_string).collect(),
+        Err(_) => TIMING_CATALOG_SUBSET
+            .iter()
+            .map(|s| s.to_string())
+            .collect(),
+    };
+    let mut failures = Vec::new();
+    for name in &names {
+        let spec = spinstack_disk::catalog::resolve(name).expect("catalog drive");
+        let capacity = SimulatedProbe::with_drive(&spec)
+            .and_then(|mut probe| probe.read_capacity())
+            .expect("drive model")
+            .0;
+        let gigabytes = capacity as f64 * 512.0 / 1e9;
+        let report = run(name, Method::Timing, Some(Jitter::typical(7)));
+        let hours = report.simulated_hours.unwrap();
+        let per_9_gb = hours * 9.0 / gigabytes;
+        println!(
+            "{name:>16}: {gigabytes:7.2} GB, {hours:8.3} simulated h, {per_9_gb:.3} h per 9 GB, \
+             exact {}, {} uncertain, {:.1} s wall",
+            report.exact, report.uncertain_tracks, report.wall_seconds
+        );
+        if !report.exact || report.uncertain_tracks > 0 || per_9_gb >= 1.0 {
+            failures.push(format!(
+                "{name}: exact {} ({:?}), {} uncertain, {per_9_gb:.3} h per 9 GB",
+                report.exact, report.comparison.first_difference, report.uncertain_tracks
+            ));
+        }
+    }
+    assert!(failures.is_empty(), "{failures:#?}");
+}

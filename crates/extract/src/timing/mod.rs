@@ -120,6 +120,7 @@ mod boundary_test;
 mod calibration;
 mod cursor;
 mod interior;
+mod runs;
 mod search;
 mod statistics;
 #[cfg(test)]
