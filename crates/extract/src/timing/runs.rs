@@ -19,6 +19,7 @@
 
 use super::boundary_test::Tester;
 use super::interior::{EndPair, Interior, INTERIOR_SEGMENTS};
+use super::Phase;
 use crate::probe::{Probe, ProbeError};
 use spinstack_sim::units::{Lbn, Sectors};
 
@@ -39,6 +40,11 @@ impl<P: Probe + ?Sized> Tester<'_, P> {
     /// are confirmed, in LBN order: each one's interior confidently free and its
     /// end pair confidently jumping by a skew. The caller keeps `start + count ×
     /// size` inside the disk and its region.
+    ///
+    /// Every pass reads the tracks still undecided, in LBN order (a track's
+    /// first LBN is read once when the track before it was read too: it is that
+    /// track's end). A track decided stays decided; the tracks after the first
+    /// rejected one no longer matter.
     pub(super) fn run_of_tracks(
         &mut self,
         start: Lbn,
@@ -47,60 +53,81 @@ impl<P: Probe + ?Sized> Tester<'_, P> {
     ) -> Result<u64, ProbeError> {
         let (start, size) = (start.0, size.0);
         assert!(size > INTERIOR_SEGMENTS && count >= 1);
-        let per_track = INTERIOR_SEGMENTS as usize + 1;
-        let mut checkpoints = Vec::with_capacity(count as usize * per_track + 1);
-        for track in 0..count {
-            let first = start + track * size;
-            checkpoints.extend(
-                (0..=INTERIOR_SEGMENTS).map(|i| first + i * (size - 1) / INTERIOR_SEGMENTS),
-            );
-        }
-        checkpoints.push(start + count * size);
-        let mut angles: Vec<Vec<f64>> = vec![Vec::new(); checkpoints.len() - 1];
-        // Tracks still read by each pass: past the first undecided one, the
-        // verdicts do not matter yet.
-        let mut reading = count as usize;
+        // Each track's checkpoints: its six, then the next track's first LBN.
+        let points: Vec<Vec<u64>> = (0..count)
+            .map(|track| {
+                let first = start + track * size;
+                (0..=INTERIOR_SEGMENTS)
+                    .map(|i| first + i * (size - 1) / INTERIOR_SEGMENTS)
+                    .chain(std::iter::once(first + size))
+                    .collect()
+            })
+            .collect();
+        let segments = INTERIOR_SEGMENTS as usize + 1;
+        let mut angles: Vec<Vec<Vec<f64>>> = vec![vec![Vec::new(); segments]; count as usize];
+        let mut verdicts: Vec<Option<RunVerdict>> = vec![None; count as usize];
+        // The end pairs need as many samples as a boundary test.
+        let least = self
+            .options
+            .interior_min_passes
+            .max(self.options.min_samples)
+            .max(2);
         loop {
-            let used = reading * per_track;
-            self.interior_pass(&checkpoints[..=used], &mut angles[..used])?;
-            let passes = angles[0].len();
-            // The end pairs need as many samples as a boundary test.
-            let least = self
-                .options
-                .interior_min_passes
-                .max(self.options.min_samples)
-                .max(2);
-            if passes < least {
+            let pending: Vec<usize> = (0..verdicts.len())
+                .take_while(|&t| {
+                    verdicts[..t]
+                        .iter()
+                        .all(|v| *v != Some(RunVerdict::Rejected))
+                })
+                .filter(|&t| verdicts[t].is_none())
+                .collect();
+            if pending.is_empty() {
+                break;
+            }
+            self.run_pass(&points, &pending, &mut angles)?;
+            if angles[pending[0]][0].len() < least {
                 continue;
             }
-            let exhausted = passes >= self.options.max_samples;
-            let (slot_before, slope_before) = (self.local_slot_ns, self.last_slope_ns);
-            let mut accepted = 0;
-            let mut undecided = None;
-            for track in 0..reading {
-                let range = track * per_track..(track + 1) * per_track;
-                let points = &checkpoints[range.start..=range.end];
-                match self.judge_run_track(points, &angles[range]) {
-                    Some(RunVerdict::Accepted) => accepted += 1,
-                    Some(RunVerdict::Rejected) => break,
-                    None => {
-                        undecided = Some(track);
-                        break;
-                    }
-                }
-            }
-            match undecided {
-                Some(track) if !exhausted => {
-                    // Judge again after another pass, from the same local slot.
-                    (self.local_slot_ns, self.last_slope_ns) = (slot_before, slope_before);
-                    reading = track + 1;
-                }
-                _ => {
-                    self.interior_tests += accepted as u64;
-                    return Ok(accepted as u64);
-                }
+            for &track in &pending {
+                let exhausted = angles[track][0].len() >= self.options.max_samples;
+                verdicts[track] = self
+                    .judge_run_track(&points[track], &angles[track])
+                    .or(exhausted.then_some(RunVerdict::Rejected));
             }
         }
+        let accepted = verdicts
+            .iter()
+            .take_while(|v| **v == Some(RunVerdict::Accepted))
+            .count() as u64;
+        self.interior_tests += accepted;
+        Ok(accepted)
+    }
+
+    /// One chain through the checkpoints of the `pending` tracks (in LBN order),
+    /// one angle sample per segment of each.
+    fn run_pass(
+        &mut self,
+        points: &[Vec<u64>],
+        pending: &[usize],
+        angles: &mut [Vec<Vec<f64>>],
+    ) -> Result<(), ProbeError> {
+        self.phase = Phase::Chain;
+        let revolution = self.calibration.revolution_ns;
+        let mut last: Option<(u64, f64)> = None;
+        for &track in pending {
+            let checkpoints = &points[track];
+            let mut previous = match last {
+                Some((lbn, completed)) if lbn == checkpoints[0] => completed,
+                _ => self.completion(Lbn(checkpoints[0]), Sectors(1))?,
+            };
+            for (segment, &lbn) in checkpoints[1..].iter().enumerate() {
+                let now = self.completion(Lbn(lbn), Sectors(1))?;
+                angles[track][segment].push((now - previous).rem_euclid(revolution));
+                previous = now;
+            }
+            last = Some((checkpoints[checkpoints.len() - 1], previous));
+        }
+        Ok(())
     }
 
     /// One track of a run, judged as the single-track chain judges it: its
