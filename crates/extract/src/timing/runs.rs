@@ -28,6 +28,42 @@ use spinstack_sim::units::{Lbn, Sectors};
 /// run saves little more of the return trip.
 pub(super) const RUN_TRACKS: u64 = 8;
 
+/// The angles one track of a run has gathered: the first four segments from
+/// every pass; the fifth segment (c4 to c5) and the end pair (c5 to the next
+/// track's first LBN) together from the *full* passes; their sum (c4 to the end
+/// of a two-sector read of c5 and the next LBN) from the *pair* passes.
+#[derive(Clone, Debug, Default)]
+struct RunSamples {
+    inner: [Vec<f64>; 4],
+    full: Vec<(f64, f64)>,
+    /// The sum, and the full pass it is paired with.
+    pair: Vec<(f64, usize)>,
+}
+
+impl RunSamples {
+    fn passes(&self) -> usize {
+        self.inner[0].len()
+    }
+
+    /// The six segments' samples as the single-track chain has them: each pair
+    /// pass gives one sample of the fifth segment (its sum less the paired full
+    /// pass's end pair) and one of the end pair (its sum less the paired full
+    /// pass's fifth segment).
+    fn angles(&self, revolution: f64) -> Vec<Vec<f64>> {
+        let mut angles: Vec<Vec<f64>> = self.inner.to_vec();
+        let mut fifth: Vec<f64> = self.full.iter().map(|f| f.0).collect();
+        let mut end: Vec<f64> = self.full.iter().map(|f| f.1).collect();
+        for &(sum, with) in &self.pair {
+            let (fifth_full, end_full) = self.full[with];
+            fifth.push((sum - end_full).rem_euclid(revolution));
+            end.push((sum - fifth_full).rem_euclid(revolution));
+        }
+        angles.push(fifth);
+        angles.push(end);
+        angles
+    }
+}
+
 /// What the chain says of one track of a run (None while undecided).
 #[derive(Clone, Copy, Debug, PartialEq)]
 enum RunVerdict {
@@ -44,7 +80,13 @@ impl<P: Probe + ?Sized> Tester<'_, P> {
     /// Every pass reads the tracks still undecided, in LBN order (a track's
     /// first LBN is read once when the track before it was read too: it is that
     /// track's end). A track decided stays decided; the tracks after the first
-    /// rejected one no longer matter.
+    /// rejected one no longer matter. One pass in three is *full* (the last
+    /// LBN alone, then the next track's first LBN alone); the others are *pair*
+    /// passes (the last LBN and the next one in one two-sector read): where a
+    /// track's skew covers the head switch but not the switch plus a command's
+    /// overhead (the DJNA-371350: 34 sectors for a 1.0 ms switch, 0.15 ms
+    /// overhead), the next track's first LBN read alone waits a whole turn,
+    /// and a two-sector read does not.
     pub(super) fn run_of_tracks(
         &mut self,
         start: Lbn,
@@ -63,8 +105,7 @@ impl<P: Probe + ?Sized> Tester<'_, P> {
                     .collect()
             })
             .collect();
-        let segments = INTERIOR_SEGMENTS as usize + 1;
-        let mut angles: Vec<Vec<Vec<f64>>> = vec![vec![Vec::new(); segments]; count as usize];
+        let mut samples: Vec<RunSamples> = vec![RunSamples::default(); count as usize];
         let mut verdicts: Vec<Option<RunVerdict>> = vec![None; count as usize];
         // The end pairs need as many samples as a boundary test.
         let least = self
@@ -72,6 +113,8 @@ impl<P: Probe + ?Sized> Tester<'_, P> {
             .interior_min_passes
             .max(self.options.min_samples)
             .max(2);
+        let revolution = self.calibration.revolution_ns;
+        let mut pass = 0;
         loop {
             let pending: Vec<usize> = (0..verdicts.len())
                 .take_while(|&t| {
@@ -84,14 +127,16 @@ impl<P: Probe + ?Sized> Tester<'_, P> {
             if pending.is_empty() {
                 break;
             }
-            self.run_pass(&points, &pending, &mut angles)?;
-            if angles[pending[0]][0].len() < least {
+            self.run_pass(&points, &pending, &mut samples, pass % 3 == 0)?;
+            pass += 1;
+            if samples[pending[0]].passes() < least {
                 continue;
             }
             for &track in &pending {
-                let exhausted = angles[track][0].len() >= self.options.max_samples;
+                let exhausted = samples[track].passes() >= self.options.max_samples;
+                let angles = samples[track].angles(revolution);
                 verdicts[track] = self
-                    .judge_run_track(&points[track], &angles[track])
+                    .judge_run_track(&points[track], &angles)
                     .or(exhausted.then_some(RunVerdict::Rejected));
             }
         }
@@ -103,16 +148,19 @@ impl<P: Probe + ?Sized> Tester<'_, P> {
         Ok(accepted)
     }
 
-    /// One chain through the checkpoints of the `pending` tracks (in LBN order),
-    /// one angle sample per segment of each.
+    /// One chain through the checkpoints of the `pending` tracks (in LBN order):
+    /// a full pass reads every checkpoint alone; a pair pass reads the last LBN
+    /// and the next track's first in one two-sector read.
     fn run_pass(
         &mut self,
         points: &[Vec<u64>],
         pending: &[usize],
-        angles: &mut [Vec<Vec<f64>>],
+        samples: &mut [RunSamples],
+        full: bool,
     ) -> Result<(), ProbeError> {
         self.phase = Phase::Chain;
         let revolution = self.calibration.revolution_ns;
+        let angle = |from: f64, to: f64| (to - from).rem_euclid(revolution);
         let mut last: Option<(u64, f64)> = None;
         for &track in pending {
             let checkpoints = &points[track];
@@ -120,12 +168,27 @@ impl<P: Probe + ?Sized> Tester<'_, P> {
                 Some((lbn, completed)) if lbn == checkpoints[0] => completed,
                 _ => self.completion(Lbn(checkpoints[0]), Sectors(1))?,
             };
-            for (segment, &lbn) in checkpoints[1..].iter().enumerate() {
+            let record = &mut samples[track];
+            for (segment, &lbn) in checkpoints[1..5].iter().enumerate() {
                 let now = self.completion(Lbn(lbn), Sectors(1))?;
-                angles[track][segment].push((now - previous).rem_euclid(revolution));
+                record.inner[segment].push(angle(previous, now));
                 previous = now;
             }
-            last = Some((checkpoints[checkpoints.len() - 1], previous));
+            let (last_lbn, next_lbn) = (checkpoints[5], checkpoints[6]);
+            let next = if full {
+                let at_last = self.completion(Lbn(last_lbn), Sectors(1))?;
+                let next = self.completion(Lbn(next_lbn), Sectors(1))?;
+                record
+                    .full
+                    .push((angle(previous, at_last), angle(at_last, next)));
+                next
+            } else {
+                let next = self.completion(Lbn(last_lbn), Sectors(2))?;
+                let with = record.full.len() - 1;
+                record.pair.push((angle(previous, next), with));
+                next
+            };
+            last = Some((next_lbn, next));
         }
         Ok(())
     }
