@@ -210,11 +210,14 @@ impl<P: Probe + ?Sized> Tester<'_, P> {
     /// The verdict once every segment is decided with the stated confidence
     /// (None while one is not): the first segment whose angle exceeds its
     /// proportional share by more than the boundary test's gap holds a boundary.
-    /// Each segment's mean must rest on as many agreeing samples as a boundary
-    /// test's (three): two host stalls of about the same length in one segment
-    /// (one read in a hundred stalls, and a chain reads millions) would
-    /// otherwise make a two-sample majority and decide on their own (an
-    /// `Overfull` true track on the Maxtor 10K V CZK, jitter seed 7).
+    /// A verdict other than `Free` must rest on as many agreeing samples per
+    /// segment as a boundary test's (three): two host stalls of about the same
+    /// length in one segment (one read in a hundred stalls, and a chain reads
+    /// millions) would otherwise make a two-sample majority and decide on their
+    /// own (an `Overfull` true track on the Maxtor 10K V CZK, jitter seed 7).
+    /// `Free` may rest on two of three: stalls only delay a completion, so two
+    /// that hid one segment's skew would add it to the segment before, which
+    /// then shows it.
     pub(super) fn judge_interior(
         &self,
         checkpoints: &[u64],
@@ -224,12 +227,26 @@ impl<P: Probe + ?Sized> Tester<'_, P> {
         let revolution = c.revolution_ns;
         let mut centres = Vec::with_capacity(angles.len());
         for samples in angles {
-            let centre = robust_circular_mean(samples, revolution, c.sample_sigma_ns)?;
-            if centre.1 < self.options.min_samples {
-                return None;
-            }
-            centres.push(centre);
+            centres.push(robust_circular_mean(
+                samples,
+                revolution,
+                c.sample_sigma_ns,
+            )?);
         }
+        let verdict = self.interior_verdict(checkpoints, angles, &centres)?;
+        let agreed = centres.iter().all(|c| c.1 >= self.options.min_samples);
+        (agreed || verdict == Interior::Free).then_some(verdict)
+    }
+
+    /// The verdict from each segment's robust mean and its agreeing samples.
+    fn interior_verdict(
+        &self,
+        checkpoints: &[u64],
+        angles: &[Vec<f64>],
+        centres: &[(f64, usize)],
+    ) -> Option<Interior> {
+        let c = self.calibration;
+        let revolution = c.revolution_ns;
         let lengths: Vec<f64> = checkpoints
             .windows(2)
             .map(|w| (w[1] - w[0]) as f64)

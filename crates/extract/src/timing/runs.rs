@@ -26,7 +26,7 @@ use spinstack_sim::units::{Lbn, Sectors};
 /// Tracks one run predicts at most: a run wasted by a slip or a zone change
 /// costs its passes over the tracks before the failing one only, and a longer
 /// run saves little more of the return trip.
-pub(super) const RUN_TRACKS: u64 = 8;
+pub(super) const RUN_TRACKS: u64 = 16;
 
 /// The angles one track of a run has gathered: the first four segments from
 /// every pass; the fifth segment (c4 to c5) and the end pair (c5 to the next
@@ -127,7 +127,10 @@ impl<P: Probe + ?Sized> Tester<'_, P> {
             if pending.is_empty() {
                 break;
             }
-            self.run_pass(&points, &pending, &mut samples, pass % 3 == 0)?;
+            // Where the link is slower than the media, a two-sector read ends
+            // when its bytes reach the host, not when the next LBN passes.
+            let full = pass % 3 == 0 || self.link_is_slow(size);
+            self.run_pass(&points, &pending, &mut samples, full)?;
             pass += 1;
             if samples[pending[0]].passes() < least {
                 continue;

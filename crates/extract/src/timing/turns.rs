@@ -60,7 +60,7 @@ impl<P: Probe + ?Sized> Tester<'_, P> {
 
     /// Where one more sector costs the host more than twice a sector's passage on
     /// a track of `sectors`: a long read ends when its bytes reach the host.
-    fn link_is_slow(&self, sectors: u64) -> bool {
+    pub(super) fn link_is_slow(&self, sectors: u64) -> bool {
         let sector_passage = self.calibration.revolution_ns / sectors.max(1) as f64;
         self.calibration.same_delta_ns > 2.0 * sector_passage
     }
