@@ -1,8 +1,10 @@
 //! The extraction cursors: interleaved walkers over widely spread regions of the
-//! disk, one track per cursor in turn (so consecutive tests never touch
-//! neighbouring data). Each finds its region's first boundary, then decides one
-//! track at a time, and stops where the next region's cursor began; on a slow
-//! link, a track whose size changed gets the tile reads.
+//! disk, one track or one run of tracks per cursor in turn (so consecutive
+//! tests rarely touch neighbouring data). Each finds its region's first
+//! boundary, then decides a run of tracks of the latest size (`runs`) where the
+//! track before is certain and of that size, one track otherwise, and stops
+//! where the next region's cursor began; a track whose size changed gets the
+//! span read (a link that keeps up with the media) or the tile reads.
 
 use super::boundary_test::Tester;
 use super::interior::INTERIOR_SEGMENTS;
@@ -92,7 +94,14 @@ pub(super) fn step<P: Probe + ?Sized>(
     }
     let decided = track_end(tester, start, &sizes, limit)?;
     let cursor = &mut cursors[index];
-    let (end, certain) = guard_extra_turns(tester, cursor, start, decided)?;
+    let (end, mut certain) = guard_extra_turns(tester, cursor, start, decided)?;
+    if certain && cursor.tracks.last().is_some_and(|t| t.uncertain) {
+        // The start came from an uncertain decision: this track is certain
+        // only once the boundary test confirms its first pair crosses.
+        tester.phase = Phase::EndTest;
+        let verdict = tester.test(Lbn(start.0 - 1))?;
+        certain = verdict.crossing && verdict.confident;
+    }
     cursor.slot_ns = tester.last_slope_ns.unwrap_or(cursor.slot_ns);
     let size = end.sectors_since(start);
     cursor.tracks.push(Track {

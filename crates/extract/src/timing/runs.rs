@@ -19,6 +19,7 @@
 
 use super::boundary_test::Tester;
 use super::interior::{EndPair, Interior, INTERIOR_SEGMENTS};
+use super::statistics::{wrap_half, INLIER_SIGMAS};
 use super::Phase;
 use crate::probe::{Probe, ProbeError};
 use spinstack_sim::units::{Lbn, Sectors};
@@ -48,13 +49,21 @@ impl RunSamples {
     /// The six segments' samples as the single-track chain has them: each pair
     /// pass gives one sample of the fifth segment (its sum less the paired full
     /// pass's end pair) and one of the end pair (its sum less the paired full
-    /// pass's fifth segment).
-    fn angles(&self, revolution: f64) -> Vec<Vec<f64>> {
+    /// pass's fifth segment). Those derived samples share the full pass's
+    /// error, so a pair pass counts only where its sum agrees (within `agree`)
+    /// with the full pass's own sum: a full pass whose fourth checkpoint came
+    /// late (a stall, or a drive that served it late) would otherwise hand the
+    /// same false jump to every derived end-pair sample (a false acceptance on
+    /// a fresh serpentine layout, property seed 42270).
+    fn angles(&self, revolution: f64, agree: f64) -> Vec<Vec<f64>> {
         let mut angles: Vec<Vec<f64>> = self.inner.to_vec();
         let mut fifth: Vec<f64> = self.full.iter().map(|f| f.0).collect();
         let mut end: Vec<f64> = self.full.iter().map(|f| f.1).collect();
         for &(sum, with) in &self.pair {
             let (fifth_full, end_full) = self.full[with];
+            if wrap_half(sum - fifth_full - end_full, revolution).abs() > agree {
+                continue;
+            }
             fifth.push((sum - end_full).rem_euclid(revolution));
             end.push((sum - fifth_full).rem_euclid(revolution));
         }
@@ -114,6 +123,9 @@ impl<P: Probe + ?Sized> Tester<'_, P> {
             .max(self.options.min_samples)
             .max(2);
         let revolution = self.calibration.revolution_ns;
+        // How far a pair pass's sum may be from its full pass's: the two measure
+        // the same angle (c4 to the next track's first LBN).
+        let agree = INLIER_SIGMAS * 1.5 * self.calibration.sample_sigma_ns;
         let mut pass = 0;
         loop {
             let pending: Vec<usize> = (0..verdicts.len())
@@ -137,7 +149,7 @@ impl<P: Probe + ?Sized> Tester<'_, P> {
             }
             for &track in &pending {
                 let exhausted = samples[track].passes() >= self.options.max_samples;
-                let angles = samples[track].angles(revolution);
+                let angles = samples[track].angles(revolution, agree);
                 verdicts[track] = self
                     .judge_run_track(&points[track], &angles)
                     .or(exhausted.then_some(RunVerdict::Rejected));
