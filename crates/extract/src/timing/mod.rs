@@ -113,21 +113,24 @@
 //!
 //! **What it cannot see.** Cylinder and surface (the map says `-`), remapped LBNs
 //! (a read across one costs a seek and looks like two boundaries), runs of
-//! slipped sectors as long as a head switch. On a slow link, a hidden boundary
-//! (see above) inside a track whose size equals both its neighbours' escapes
-//! the tile reads: that needs a zone-end track and a new zone's first track
-//! that add up to the old size *and* a new zone of that same size (for
-//! instance a one-LBN zone-end track followed by a slipped track), or that the
-//! track is the last of its region (the track after it is another cursor's,
-//! and nobody looks back). A tile read
-//! whose single read is delayed by a host stall of a third to two thirds of a
-//! turn can miss its extra turn (about one tile in a thousand). The property
-//! test (`tests/timing_properties.rs`) runs both links: with the span read
-//! and without it (a link 2.2 times slower than the sparsest track), 0 false
-//! acceptances in 40,000 fresh slow-link layouts and 100,000 fresh fast-link
-//! layouts; before the tile reads the slow link gave about one in 3,000. (The
-//! same counts held with runs of tracks and the span read limited to size
-//! changes; see `tests/timing_properties.rs` for the seed ranges.)
+//! slipped sectors as long as a head switch. A hidden boundary (see above)
+//! inside a track whose size equals both its neighbours' escapes the span and
+//! tile reads, which run only where the size changes: that needs a zone-end
+//! track and a new zone's first track that add up to the old size *and* a new
+//! zone of that same size (for instance a one-LBN zone-end track followed by a
+//! slipped track), or that the track is the last of its region (the track after
+//! it is another cursor's, and nobody looks back). A tile read whose single
+//! read is delayed by a host stall of a third to two thirds of a turn can miss
+//! its extra turn (about one tile in a thousand). The property test
+//! (`tests/timing_properties.rs`) runs both links: with the span read and
+//! without it (a link 2.2 times slower than the sparsest track). Slow link:
+//! 0 false acceptances in 40,000 fresh seeds (80,000 layouts); before the tile
+//! reads it gave about one in 3,000. Fast link: 1 false acceptance in 100,000
+//! seeds (200,000 layouts; seed 19761, a one-LBN zone-end track and a slipped
+//! track, the escape above). While the span read ran on every track of a fast
+//! link it gave 0 there, but cost twelve reads a track (1.7 simulated hours on
+//! the Cheetah X15 with jitter seed 7, before the boundary tests its false
+//! extra turns then asked for).
 //!
 //! **Where things are.** `statistics` holds the robust averages every test
 //! decides from; `calibration` the revolution, the noise and the same-track δ
