@@ -121,10 +121,10 @@ fn timing_phase_costs_account_for_every_read() {
 
 /// Drives the every-run test covers: one of each kind (slow-link zero-latency,
 /// slow-link without, fast-link zero-latency serpentine, fast-link without at
-/// 15,000 and 7,200 RPM): about 10 s of extraction in release.
-/// `TIMING_CATALOG=all` runs the whole catalog (about 45 s of extraction in
-/// release, 22 of them the 250 GB Deskstar), `TIMING_CATALOG=a,b` the named
-/// drives.
+/// 15,000 and 7,200 RPM): about 7 s of extraction in release (measured on a
+/// shared two-core machine). `TIMING_CATALOG=all` runs the whole catalog (23 s
+/// with a core to itself, 61 s sharing it; a third is the 250 GB Deskstar),
+/// `TIMING_CATALOG=a,b` the named drives.
 const TIMING_CATALOG_SUBSET: &[&str] = &[
     "atlas10k",
     "ibm18es",
