@@ -1,10 +1,14 @@
 //! The extraction cursors: interleaved walkers over widely spread regions of the
-//! disk, one track per cursor in turn (so consecutive tests never touch
-//! neighbouring data). Each finds its region's first boundary, then decides one
-//! track at a time, and stops where the next region's cursor began; on a slow
-//! link, a track whose size changed gets the tile reads.
+//! disk, one track or one run of tracks per cursor in turn (so consecutive
+//! tests rarely touch neighbouring data). Each finds its region's first
+//! boundary, then decides a run of tracks of the latest size (`runs`) where the
+//! track before is certain and of that size, one track otherwise, and stops
+//! where the next region's cursor began; a track whose size changed gets the
+//! span read (a link that keeps up with the media) or the tile reads.
 
 use super::boundary_test::Tester;
+use super::interior::INTERIOR_SEGMENTS;
+use super::runs::RUN_TRACKS;
 use super::search::{last_crossing, settle_interior, track_end, Crossing};
 use super::Phase;
 use crate::probe::{Probe, ProbeError};
@@ -29,6 +33,9 @@ pub(super) struct Cursor {
     slot_ns: f64,
     /// Whether the tile reads have looked inside the latest track.
     last_tiled: bool,
+    /// Where the latest run of tracks stopped short: that track goes to the
+    /// single-track search rather than into another run.
+    run_stopped_at: Option<Lbn>,
     pub(super) done: bool,
 }
 
@@ -48,6 +55,7 @@ pub(super) fn make_cursors(capacity: Sectors, regions: usize) -> Vec<Cursor> {
                 recent_sizes: VecDeque::new(),
                 slot_ns: 0.0,
                 last_tiled: false,
+                run_stopped_at: None,
                 done: false,
             }
         })
@@ -81,9 +89,19 @@ pub(super) fn step<P: Probe + ?Sized>(
     let sizes: Vec<Sectors> = cursors[index].recent_sizes.iter().copied().collect();
     tester.local_slot_ns = cursors[index].slot_ns;
     tester.last_slope_ns = None;
+    if step_run(tester, &mut cursors[index], start, limit)? {
+        return Ok(());
+    }
     let decided = track_end(tester, start, &sizes, limit)?;
     let cursor = &mut cursors[index];
-    let (end, certain) = guard_extra_turns(tester, cursor, start, decided)?;
+    let (end, mut certain) = guard_extra_turns(tester, cursor, start, decided)?;
+    if certain && cursor.tracks.last().is_some_and(|t| t.uncertain) {
+        // The start came from an uncertain decision: this track is certain
+        // only once the boundary test confirms its first pair crosses.
+        tester.phase = Phase::EndTest;
+        let verdict = tester.test(Lbn(start.0 - 1))?;
+        certain = verdict.crossing && verdict.confident;
+    }
     cursor.slot_ns = tester.last_slope_ns.unwrap_or(cursor.slot_ns);
     let size = end.sectors_since(start);
     cursor.tracks.push(Track {
@@ -100,6 +118,52 @@ pub(super) fn step<P: Probe + ?Sized>(
     assert!(cursor.recent_sizes.len() <= RECENT_SIZES_BOUND);
     cursor.next = Some(end);
     Ok(())
+}
+
+/// The common case: a run of tracks of the latest size ([`Tester::run_of_tracks`])
+/// after a certain track of that size, each run ending strictly inside the
+/// region (its last end pair reads the next LBN). False when no run applies
+/// or the run confirmed no track; the track is then the single-track search's.
+fn step_run<P: Probe + ?Sized>(
+    tester: &mut Tester<'_, P>,
+    cursor: &mut Cursor,
+    start: Lbn,
+    limit: Lbn,
+) -> Result<bool, ProbeError> {
+    let Some(&size) = cursor.recent_sizes.front() else {
+        return Ok(false);
+    };
+    let previous_certain = cursor
+        .tracks
+        .last()
+        .is_some_and(|t| !t.uncertain && t.sectors == size);
+    let count = RUN_TRACKS.min((limit.0 - start.0).saturating_sub(1) / size.0.max(1));
+    if !previous_certain
+        || size.0 <= INTERIOR_SEGMENTS
+        || count < 2
+        || cursor.run_stopped_at == Some(start)
+    {
+        return Ok(false);
+    }
+    let accepted = tester.run_of_tracks(start, size, count)?;
+    if accepted < count {
+        cursor.run_stopped_at = Some(start.offset(Sectors(accepted * size.0)));
+    }
+    if accepted == 0 {
+        return Ok(false);
+    }
+    for track in 0..accepted {
+        cursor.tracks.push(Track {
+            first: start.offset(Sectors(track * size.0)),
+            sectors: size,
+            location: None,
+            uncertain: false,
+        });
+    }
+    cursor.slot_ns = tester.last_slope_ns.unwrap_or(cursor.slot_ns);
+    cursor.last_tiled = false;
+    cursor.next = Some(start.offset(Sectors(accepted * size.0)));
+    Ok(true)
 }
 
 /// The first boundary at or after `from` (a track starts there), found by testing

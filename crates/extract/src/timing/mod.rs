@@ -23,7 +23,7 @@
 //! is the slope of the cursor's latest checkpoint chain (below), read over five
 //! segments and capped at a revolution over the chain's LBNs.
 //!
-//! **The common case: one chain per track.** From a known boundary T and the most
+//! **The common case: runs of tracks.** From a known boundary T and the most
 //! recent track size S (traxtents: "the next track has the same size"), the
 //! interior test's checkpoint chain (below) over [T, T+S) also reads T+S, the first
 //! LBN of the next track if S is right. On one track the angle from T+S−1 to T+S
@@ -32,7 +32,19 @@
 //! clear the same gap with the same confidence as a boundary test; then a track
 //! whose interior is free is accepted without any boundary test. Only a jump
 //! counts: a pair with no jump may still be a crossing without skew, which only
-//! the boundary test sees.
+//! the boundary test sees. After a certain track of size S, one chain runs
+//! through up to sixteen predicted tracks T, T+S, T+2S, ... (`runs`): each
+//! track's end pair read is the next track's first checkpoint, so a pass costs a
+//! revolution and a skew per track instead of two revolutions (reading the track,
+//! then coming back to its first LBN) plus a seek between cursors. Each track is
+//! judged as a lone chain would judge it; the run accepts tracks in LBN order up
+//! to the first it does not accept, which goes to the single-track search. Where
+//! the skew covers the head switch but not the switch plus a command's overhead
+//! (the DJNA-371350), the next track's first LBN read alone after the last waits
+//! a turn: two passes in three read the pair as one two-sector read instead, and
+//! the end pair and the last segment are each taken as the difference between a
+//! pass of each kind (only where the link keeps up with the media: on a slower
+//! link a two-sector read ends when its bytes reach the host).
 //!
 //! **The fallback search.** When the chain does not accept: a free interior whose
 //! end pair did not jump gets the boundary test at T+S−1; a suspect interior gets
@@ -62,30 +74,38 @@
 //! short zone-end track) is invisible to them; the head cannot switch in one
 //! slot's passage, so a read across such a boundary travels an extra turn (or
 //! nearly a turn), and a read that spans it sees that. Where the link keeps up
-//! with the media, a read of the whole span must not travel an extra
-//! revolution. Where the link is slower than the media (the Atlas 10K), a long
-//! read ends when its bytes reach the host and hides the turn, so *tile reads*
-//! stand in: reads short enough that their bus time stays within a third of a
-//! turn, overlapping by one LBN, each timed after a read of its first sector
-//! alone. They run on a track whose size differs from the one before it, and on
-//! that one before (a short zone-end track and the next track can add up to the
-//! size expected, and only the track after them shows the change): a hidden
-//! boundary comes with a zone change, and a zone change changes the size. A
-//! tile that travelled the extra turn gets the boundary test on every pair; a
-//! crossing ends the track there, or flags the track before uncertain. A
+//! with the media, a read of the whole track (the *span read*) must not travel
+//! an extra revolution. Where the link is slower than the media (the Atlas 10K),
+//! a long read ends when its bytes reach the host and hides the turn, so *tile
+//! reads* stand in: reads short enough that their bus time stays within a third
+//! of a turn, overlapping by one LBN, each timed after a read of its first
+//! sector alone. Either runs on a track whose size differs from the one before
+//! it, and on that one before (a short zone-end track and the next track can add
+//! up to the size expected, and only the track after them shows the change): a
+//! hidden boundary comes with a zone change, and a zone change changes the size.
+//! (The span read once ran on every track, where it cost twelve reads a track,
+//! and where jitter wrapped a whole track's angle, which is a slot short of a
+//! turn, to nearly zero, it saw a false extra turn on one track in six of the
+//! Cheetah X15 and sent the whole track to the boundary test, pair by pair.) A
+//! span or tile that travelled the extra turn gets the boundary test on every
+//! pair; a crossing ends the track there, or flags the track before uncertain. A
 //! suspect segment (or an undecided interior) is settled by the boundary test
 //! on every pair in it; a pair that stays undecided makes the track
 //! `uncertain`.
 //!
-//! **Cost.** In the common case three passes of seven single-sector reads, about
-//! six revolutions, per track. On the Atlas 10K (jitter seed 7): 0.775 simulated
-//! hours, about 21 chain reads, 1.2 boundary-test reads and 0.12 tile reads per
-//! track ([`PhaseCosts`] accounts for every read). Where the link keeps up with
-//! the media, the span read adds about 12 reads per track.
+//! **Cost.** In the common case three passes of about six reads a track. With
+//! jitter seed 7 the chains cost 4.1 revolutions a track on the Atlas 10K (19
+//! chain reads, 0.7 end-test, 0.16 suspect-test and 0.12 tile reads a track;
+//! 0.54 simulated hours), 5.4 on the Cheetah X15 and 4.9 on the DJNA-371350
+//! (pair passes on both); every catalog drive is under 0.7 simulated hours per
+//! 9 GB except the DJNA-371350 (0.98 h: 7,200 RPM and 214 sectors a track on
+//! average). [`PhaseCosts`] accounts for every read; `tests/catalog.rs` prints
+//! the table. The span read runs only where the tile reads would (a size
+//! change, see below), fifteen reads there.
 //!
 //! **Cache defeat.** Extraction runs as many interleaved cursors over widely spread
-//! regions of the disk (traxtents used 100), one track per cursor in turn, so that
-//! consecutive tests never touch neighbouring data; each cursor first measures the
+//! regions of the disk (traxtents used 100), one track or one run per cursor in
+//! turn, so that consecutive tests rarely touch neighbouring data; each cursor first measures the
 //! local slot with a short chain and finds the first boundary at or after its
 //! region start, and stops where the next region's cursor began. The chains
 //! reread the same sectors, so the read cache must be off (both papers turned it
@@ -93,25 +113,31 @@
 //!
 //! **What it cannot see.** Cylinder and surface (the map says `-`), remapped LBNs
 //! (a read across one costs a seek and looks like two boundaries), runs of
-//! slipped sectors as long as a head switch. On a slow link, a hidden boundary
-//! (see above) inside a track whose size equals both its neighbours' escapes
-//! the tile reads: that needs a zone-end track and a new zone's first track
-//! that add up to the old size *and* a new zone of that same size (for
-//! instance a one-LBN zone-end track followed by a slipped track), or that the
-//! track is the last of its region (the track after it is another cursor's,
-//! and nobody looks back). A tile read
-//! whose single read is delayed by a host stall of a third to two thirds of a
-//! turn can miss its extra turn (about one tile in a thousand). The property
-//! test (`tests/timing_properties.rs`) runs both links: with the span read
-//! and without it (a link 2.2 times slower than the sparsest track), 0 false
-//! acceptances in 40,000 fresh slow-link layouts and 100,000 fresh fast-link
-//! layouts; before the tile reads the slow link gave about one in 3,000.
+//! slipped sectors as long as a head switch. A hidden boundary (see above)
+//! inside a track whose size equals both its neighbours' escapes the span and
+//! tile reads, which run only where the size changes: that needs a zone-end
+//! track and a new zone's first track that add up to the old size *and* a new
+//! zone of that same size (for instance a one-LBN zone-end track followed by a
+//! slipped track), or that the track is the last of its region (the track after
+//! it is another cursor's, and nobody looks back). A tile read whose single
+//! read is delayed by a host stall of a third to two thirds of a turn can miss
+//! its extra turn (about one tile in a thousand). The property test
+//! (`tests/timing_properties.rs`) runs both links: with the span read and
+//! without it (a link 2.2 times slower than the sparsest track). Slow link:
+//! 0 false acceptances in 40,000 fresh seeds (80,000 layouts); before the tile
+//! reads it gave about one in 3,000. Fast link: 1 false acceptance in 100,000
+//! seeds (200,000 layouts; seed 19761, a one-LBN zone-end track and a slipped
+//! track, the escape above). While the span read ran on every track of a fast
+//! link it gave 0 there, but cost twelve reads a track (1.7 simulated hours on
+//! the Cheetah X15 with jitter seed 7, before the boundary tests its false
+//! extra turns then asked for).
 //!
 //! **Where things are.** `statistics` holds the robust averages every test
 //! decides from; `calibration` the revolution, the noise and the same-track δ
 //! measured at LBN 0; `boundary_test` the tester (the extraction's state, its
 //! accounted reads) and the boundary test of one pair; `interior` the
-//! checkpoint chains; `turns` the span and tile reads that look for an extra
+//! checkpoint chains; `runs` the chains through several predicted tracks;
+//! `turns` the span and tile reads that look for an extra
 //! turn; `search` how one track's end is decided from those tests; `cursor`
 //! the interleaved cursors that walk the disk. This file holds the public
 //! options and result types and [`extract`], which ties them together.
@@ -120,6 +146,7 @@ mod boundary_test;
 mod calibration;
 mod cursor;
 mod interior;
+mod runs;
 mod search;
 mod statistics;
 #[cfg(test)]
