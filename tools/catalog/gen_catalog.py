@@ -5,7 +5,8 @@ Rules (stated again in each file header):
     zone (the last zone takes the remainder); cylinder count chosen so that the capacity
     matches the stated capacity.
   * track skew   = ceil(head_switch_ms / sector_ms), sector_ms = 60000/rpm/spt
-  * cylinder skew = ceil(single_cylinder_ms / sector_ms)
+  * cylinder skew = ceil(max(single_cylinder_ms, head_switch_ms) / sector_ms): a cylinder
+    switch also changes head (drives.py says why)
 """
 import bisect, math, sys, os, tomllib
 
@@ -272,7 +273,7 @@ def zoned(d):
         lines += ['[[layout.zones]]', f"first_cylinder = {lo}", f"last_cylinder = {hi}",
                   f"sectors_per_track = {spt}",
                   f"track_skew_sectors = {skew(m['head_switch_ms'], m['rpm'], spt)}",
-                  f"cylinder_skew_sectors = {skew(m['single_ms'], m['rpm'], spt)}", '']
+                  f"cylinder_skew_sectors = {skew(max(m['single_ms'], m['head_switch_ms']), m['rpm'], spt)}", '']
         cap += (hi - lo + 1) * d['surfaces'] * spt
     return lines, cyl, cap, spts
 
