@@ -32,7 +32,7 @@ use crate::FileId;
 use spinstack_sim::device::{BlockDevice, Control};
 use spinstack_sim::driver::{Host, Io, Issue};
 use spinstack_sim::engine::{DeviceCompletion, DeviceId, EngineError};
-use spinstack_sim::request::{Operation, RequestId};
+use spinstack_sim::request::{DriveDetail, Operation, RequestId};
 use spinstack_sim::units::{Lbn, Nanoseconds, Sectors};
 use spinstack_trackmap::TrackMap;
 use std::collections::{HashMap, HashSet};
@@ -76,6 +76,9 @@ pub struct ScanRequest {
     pub issued: Nanoseconds,
     /// `None` until it completes.
     pub done: Option<Nanoseconds>,
+    /// Where the drive spent the request's time, when the device below is a
+    /// drive that says (a volume layer's completions do not carry it).
+    pub drive: Option<DriveDetail>,
 }
 
 /// What the scan did.
@@ -283,6 +286,7 @@ impl<'a> Scan<'a> {
                 sectors,
                 issued: io.now(),
                 done: None,
+                drive: None,
             });
             self.report.pages_fetched += pages;
             index += pages;
@@ -317,6 +321,7 @@ impl<D: BlockDevice> Host<D> for Scan<'_> {
             return Ok(());
         };
         self.report.requests[number].done = Some(io.now());
+        self.report.requests[number].drive = done.completion.drive;
         for index in indices {
             let key = Scan::key(file, index);
             self.pending.remove(&key);

@@ -210,6 +210,15 @@ const PINS: &[(&str, &[Pin])] = &[
             ),
         ],
     ),
+    (
+        "table2-ffs",
+        &[
+            pin("scan: traxtents / unmodified time", 0.9146, 0.03),
+            pin("diff: traxtents / unmodified time", 0.7910, 0.03),
+            pin("diff, traxtents: mean request size", 156.78, 0.02),
+            pin("scan: excluded blocks stepped over", 4.858, 0.05),
+        ],
+    ),
 ];
 
 fn pins_of(id: &str) -> &'static [Pin] {
@@ -313,4 +322,5 @@ pinned! {
     video_soft => "video-soft",
     video_hard => "video-hard",
     lfs_write_cost => "lfs-write-cost",
+    table2_ffs => "table2-ffs",
 }

@@ -15,6 +15,7 @@ pub mod fig7_breakdown;
 pub mod fig8_variance;
 pub mod lfs_write_cost;
 pub mod raid5_alignment;
+pub mod table2_ffs;
 pub mod video;
 pub mod video_hard;
 pub mod video_soft;
@@ -40,6 +41,7 @@ pub fn all() -> Vec<&'static dyn Experiment> {
         &video_soft::VideoSoft,
         &video_hard::VideoHard,
         &lfs_write_cost::LfsWriteCost,
+        &table2_ffs::Table2Ffs,
     ]
 }
 
