@@ -215,8 +215,8 @@ const PINS: &[(&str, &[Pin])] = &[
         &[
             pin("scan: traxtents / unmodified time", 0.9146, 0.03),
             pin("diff: traxtents / unmodified time", 0.7910, 0.03),
-            pin("diff, traxtents: mean request size", 156.78, 0.02),
-            pin("scan: excluded blocks stepped over", 4.858, 0.05),
+            pin("diff, traxtents: mean request size", 157.54, 0.02),
+            pin("head *: traxtents / unmodified time", 2.121, 0.03),
         ],
     ),
 ];
