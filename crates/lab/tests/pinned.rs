@@ -219,6 +219,28 @@ const PINS: &[(&str, &[Pin])] = &[
             pin("head *: traxtents / unmodified time", 2.121, 0.03),
         ],
     ),
+    (
+        "ext2-bonnie",
+        &[
+            pin(
+                "Bonnie read: track-aligned / conventional bandwidth",
+                1.748,
+                0.03,
+            ),
+            pin(
+                "Bonnie read, track-aligned: mean request size",
+                555.39,
+                0.02,
+            ),
+        ],
+    ),
+    (
+        "ext2-diff",
+        &[
+            pin("diff: conventional / track-aligned time", 1.863, 0.03),
+            pin_absolute("diff, track-aligned: speed-up from disabling", 0.0, 1.0),
+        ],
+    ),
 ];
 
 fn pins_of(id: &str) -> &'static [Pin] {
@@ -323,4 +345,6 @@ pinned! {
     video_hard => "video-hard",
     lfs_write_cost => "lfs-write-cost",
     table2_ffs => "table2-ffs",
+    ext2_bonnie => "ext2-bonnie",
+    ext2_diff => "ext2-diff",
 }

@@ -8,6 +8,7 @@ pub mod boundary_test;
 pub mod common;
 pub mod dab_iometer;
 pub mod excluded_blocks;
+pub mod ext2_single;
 pub mod fig1_efficiency;
 pub mod fig3_rotational_latency;
 pub mod fig6_head_time;
@@ -42,6 +43,8 @@ pub fn all() -> Vec<&'static dyn Experiment> {
         &video_hard::VideoHard,
         &lfs_write_cost::LfsWriteCost,
         &table2_ffs::Table2Ffs,
+        &ext2_single::Ext2Bonnie,
+        &ext2_single::Ext2Diff,
     ]
 }
 
