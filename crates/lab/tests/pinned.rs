@@ -241,6 +241,14 @@ const PINS: &[(&str, &[Pin])] = &[
             pin_absolute("diff, track-aligned: speed-up from disabling", 0.0, 1.0),
         ],
     ),
+    (
+        "ext2-streams",
+        &[
+            pin("conventional: streams started within 3 s", 260.0, 0.02),
+            pin_absolute("one-track window: start-up latency reduction", -36.6, 3.0),
+            pin_absolute("track-aligned: start-up latency reduction", -241.3, 10.0),
+        ],
+    ),
 ];
 
 fn pins_of(id: &str) -> &'static [Pin] {
@@ -347,4 +355,5 @@ pinned! {
     table2_ffs => "table2-ffs",
     ext2_bonnie => "ext2-bonnie",
     ext2_diff => "ext2-diff",
+    ext2_streams => "ext2-streams",
 }

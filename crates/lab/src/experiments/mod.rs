@@ -9,6 +9,7 @@ pub mod common;
 pub mod dab_iometer;
 pub mod excluded_blocks;
 pub mod ext2_single;
+pub mod ext2_streams;
 pub mod fig1_efficiency;
 pub mod fig3_rotational_latency;
 pub mod fig6_head_time;
@@ -45,6 +46,7 @@ pub fn all() -> Vec<&'static dyn Experiment> {
         &table2_ffs::Table2Ffs,
         &ext2_single::Ext2Bonnie,
         &ext2_single::Ext2Diff,
+        &ext2_streams::Ext2Streams,
     ]
 }
 
