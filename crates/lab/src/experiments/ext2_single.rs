@@ -284,11 +284,14 @@ impl Experiment for Ext2Bonnie {
                  reads {:.1} MB/s ({} slow requests). Linux issues each 128 KB ahead \
                  window when the reader enters the previous one; the window then waits \
                  in the plug (one request, below the 4-request threshold, 3 ms timer) \
-                 until the reader blocks on it, so the drive idles between windows. A \
-                 real Maxtor keeps prefetching into its 8 MB cache while idle, so the \
-                 delayed request hits; the catalog drive follows DiskSim's rule that a \
-                 hit on an idle drive starts no new read-ahead, so the stream stops and \
-                 the next window waits most of a revolution. The track-aligned stack \
+                 until the reader blocks on it, so the drive idles between windows. That \
+                 the paper's conventional stack nonetheless read at nearly the \
+                 track-aligned rate implies the real drive's prefetch (8 MB cache, \
+                 continuous read-ahead) covered those idle gaps, so the delayed \
+                 request hit (an inference: the paper gives no breakdown); the catalog \
+                 drive follows DiskSim's rules (a hit on an idle drive starts no new \
+                 read-ahead; read-ahead ends at its limit), so the stream stops and the \
+                 next window waits most of a revolution. The track-aligned stack \
                  does not depend on it: its requests end on track boundaries and the \
                  track-aware plug sends them at once ({:.1} MB/s). Without the plug, \
                  track-aligned / conventional = {:.3}: the excluded blocks (about 1 in \
