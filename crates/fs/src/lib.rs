@@ -25,7 +25,10 @@
 //!   several read in turn (as `diff` does), through the cache and a read-ahead
 //!   policy per file, as a `Host` of the one event loop
 //!   (`spinstack_sim::driver::run`) over any `BlockDevice`, with a CPU cost per
-//!   `read` call and per KiB copied ([`scan::ReadCost`], source stated). The
+//!   `read` call and per KiB copied ([`scan::ReadCost`], source stated); `head`
+//!   is a scan with a read limit per file.
+//! - [`streams`]: multimedia-like streams (fixed-rate sequential readers from
+//!   random positions, one new per interval) and each one's start-up latency. The
 //!   elevator's merging and the plug/unplug delay (plain or track-aware) are
 //!   the device's below it: `spinstack_volume::timed::Striped::single` with a
 //!   `PlugPolicy` is one drive with both, plus a host cost per device I/O; the
@@ -50,9 +53,9 @@
 //! approximated by next-free placement (the same on an unfragmented volume).
 //! Linux 2.6.16's active/inactive balance is approximated (see [`cache`]).
 //! Only the allocator, cache, write-back and read-ahead decide anything; the
-//! scans are the only applications so far: no writes go through write-back in
-//! simulated time yet, and the other applications and the experiments of
-//! issue 9 are still to be built on these layers.
+//! scans, `head` and the streams are the only applications so far: no writes
+//! go through write-back in simulated time yet (copy, Postmark and Bonnie's
+//! write phase are still to be built on these layers).
 
 pub mod allocator;
 pub mod block;
@@ -62,6 +65,7 @@ pub mod readahead;
 mod readahead_state;
 pub mod scan;
 pub mod space;
+pub mod streams;
 pub mod traxtent;
 pub mod view;
 pub mod writeback;

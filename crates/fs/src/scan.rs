@@ -8,8 +8,9 @@
 //!
 //! Each `read` system call asks one file for `read_pages` pages; the files take
 //! turns, one call each, until all are read. The file's read-ahead policy plans
-//! demand and read-ahead pages; each planned run is cut where the file is not
-//! contiguous on disk and issued as one request. The call copies each of its
+//! demand and read-ahead pages; adjacent planned runs are joined (demand and
+//! the read-ahead after it go down together), and each is cut where the file
+//! is not contiguous on disk and issued as one request. The call copies each of its
 //! pages as soon as it is cached (a page evicted before being copied is
 //! fetched again) and returns when all are copied, after the CPU time of the
 //! call and of copying its pages ([`ReadCost`]). What is simplified: one process, no metadata (inode,
@@ -32,7 +33,7 @@ use crate::FileId;
 use spinstack_sim::device::{BlockDevice, Control};
 use spinstack_sim::driver::{Host, Io, Issue};
 use spinstack_sim::engine::{DeviceCompletion, DeviceId, EngineError};
-use spinstack_sim::request::{Operation, RequestId};
+use spinstack_sim::request::{DriveDetail, Operation, RequestId};
 use spinstack_sim::units::{Lbn, Nanoseconds, Sectors};
 use spinstack_trackmap::TrackMap;
 use std::collections::{HashMap, HashSet};
@@ -76,6 +77,9 @@ pub struct ScanRequest {
     pub issued: Nanoseconds,
     /// `None` until it completes.
     pub done: Option<Nanoseconds>,
+    /// Where the drive spent the request's time, when the device below is a
+    /// drive that says (a volume layer's completions do not carry it).
+    pub drive: Option<DriveDetail>,
 }
 
 /// What the scan did.
@@ -101,6 +105,8 @@ struct Cursor<'a> {
     runs: &'a [BlockRun],
     read_ahead: ReadAhead,
     page_count: u64,
+    /// Where the reader stops: the file's end, or the scan's read limit.
+    read_end: u64,
     position: u64,
 }
 
@@ -143,6 +149,7 @@ impl<'a> Scan<'a> {
                 runs: file.runs,
                 read_ahead: file.read_ahead,
                 page_count: file.runs.iter().map(|r| r.blocks).sum(),
+                read_end: file.runs.iter().map(|r| r.blocks).sum(),
                 position: 0,
             })
             .collect();
@@ -162,6 +169,15 @@ impl<'a> Scan<'a> {
         }
     }
 
+    /// Reads only the first `pages` pages of each file (`head` reads one
+    /// call's worth); read-ahead still sees the whole file.
+    pub fn with_read_limit(mut self, pages: u64) -> Scan<'a> {
+        for cursor in &mut self.files {
+            cursor.read_end = cursor.page_count.min(pages);
+        }
+        self
+    }
+
     pub fn report(&self) -> &ScanReport {
         &self.report
     }
@@ -176,7 +192,7 @@ impl<'a> Scan<'a> {
     /// The pages of the current call.
     fn call_pages(&self) -> std::ops::Range<u64> {
         let cursor = &self.files[self.turn];
-        cursor.position..(cursor.position + self.setup.read_pages).min(cursor.page_count)
+        cursor.position..(cursor.position + self.setup.read_pages).min(cursor.read_end)
     }
 
     /// The next file with pages left after `from` (cyclically, `from` last).
@@ -184,7 +200,7 @@ impl<'a> Scan<'a> {
         let count = self.files.len();
         (1..=count)
             .map(|step| (from + step) % count)
-            .find(|&k| self.files[k].position < self.files[k].page_count)
+            .find(|&k| self.files[k].position < self.files[k].read_end)
     }
 
     /// `Ready`: plan, issue, and either start copying or wait.
@@ -203,8 +219,8 @@ impl<'a> Scan<'a> {
                 .read_ahead
                 .on_read(&view, cursor.position, self.setup.read_pages)
         };
-        for range in plan.demand.iter().chain(&plan.read_ahead) {
-            self.issue(turn, *range, io)?;
+        for range in joined(plan.demand.iter().chain(&plan.read_ahead).copied()) {
+            self.issue(turn, range, io)?;
         }
         self.report.calls += 1;
         self.finish_or_wait(io)
@@ -283,12 +299,31 @@ impl<'a> Scan<'a> {
                 sectors,
                 issued: io.now(),
                 done: None,
+                drive: None,
             });
             self.report.pages_fetched += pages;
             index += pages;
         }
         Ok(())
     }
+}
+
+/// The plan's runs with adjacent ones joined: the demand pages and the
+/// read-ahead that follows them go down as one request where the file is
+/// contiguous, as FreeBSD's `cluster_read` builds one cluster from the demand
+/// block on and Linux's `mpage_readpages` submits one bio for a window that
+/// holds the demand page.
+fn joined(ranges: impl Iterator<Item = PageRange>) -> Vec<PageRange> {
+    let mut sorted: Vec<PageRange> = ranges.filter(|r| r.pages > 0).collect();
+    sorted.sort_by_key(|r| r.first);
+    let mut out: Vec<PageRange> = Vec::new();
+    for range in sorted {
+        match out.last_mut() {
+            Some(last) if last.end() == range.first => last.pages += range.pages,
+            _ => out.push(range),
+        }
+    }
+    out
 }
 
 impl<D: BlockDevice> Host<D> for Scan<'_> {
@@ -317,6 +352,7 @@ impl<D: BlockDevice> Host<D> for Scan<'_> {
             return Ok(());
         };
         self.report.requests[number].done = Some(io.now());
+        self.report.requests[number].drive = done.completion.drive;
         for index in indices {
             let key = Scan::key(file, index);
             self.pending.remove(&key);
@@ -347,5 +383,20 @@ impl<D: BlockDevice> Host<D> for Scan<'_> {
                 Ok(())
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    // Proves the demand run and the read-ahead right after it become one run,
+    // while a gap (a resident page between them) keeps two.
+    #[test]
+    fn adjacent_runs_are_joined_and_gaps_kept() {
+        let run = |first, pages| PageRange { first, pages };
+        let plan = [run(0, 1), run(1, 19), run(21, 4)];
+        assert_eq!(joined(plan.into_iter()), vec![run(0, 20), run(21, 4)]);
+        assert_eq!(joined([run(5, 0)].into_iter()), vec![]);
     }
 }

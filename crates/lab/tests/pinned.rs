@@ -244,6 +244,45 @@ const PINS: &[(&str, &[Pin])] = &[
             ),
         ],
     ),
+    (
+        "table2-ffs",
+        &[
+            pin("scan: traxtents / unmodified time", 0.9146, 0.03),
+            pin("diff: traxtents / unmodified time", 0.7910, 0.03),
+            pin("diff, traxtents: mean request size", 157.54, 0.02),
+            pin("head *: traxtents / unmodified time", 2.121, 0.03),
+        ],
+    ),
+    (
+        "ext2-bonnie",
+        &[
+            pin(
+                "Bonnie read: track-aligned / conventional bandwidth",
+                1.748,
+                0.03,
+            ),
+            pin(
+                "Bonnie read, track-aligned: mean request size",
+                555.39,
+                0.02,
+            ),
+        ],
+    ),
+    (
+        "ext2-diff",
+        &[
+            pin("diff: conventional / track-aligned time", 1.863, 0.03),
+            pin_absolute("diff, track-aligned: speed-up from disabling", 0.0, 1.0),
+        ],
+    ),
+    (
+        "ext2-streams",
+        &[
+            pin("conventional: streams started within 3 s", 260.0, 0.02),
+            pin_absolute("one-track window: start-up latency reduction", -36.6, 3.0),
+            pin_absolute("track-aligned: start-up latency reduction", -241.3, 10.0),
+        ],
+    ),
 ];
 
 fn pins_of(id: &str) -> &'static [Pin] {
@@ -347,4 +386,8 @@ pinned! {
     video_soft => "video-soft",
     video_hard => "video-hard",
     lfs_write_cost => "lfs-write-cost",
+    table2_ffs => "table2-ffs",
+    ext2_bonnie => "ext2-bonnie",
+    ext2_diff => "ext2-diff",
+    ext2_streams => "ext2-streams",
 }

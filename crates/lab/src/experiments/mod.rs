@@ -8,6 +8,8 @@ pub mod boundary_test;
 pub mod common;
 pub mod dab_iometer;
 pub mod excluded_blocks;
+pub mod ext2_single;
+pub mod ext2_streams;
 pub mod fig1_efficiency;
 pub mod fig3_rotational_latency;
 pub mod fig6_head_time;
@@ -15,6 +17,7 @@ pub mod fig7_breakdown;
 pub mod fig8_variance;
 pub mod lfs_write_cost;
 pub mod raid5_alignment;
+pub mod table2_ffs;
 pub mod video;
 pub mod video_hard;
 pub mod video_soft;
@@ -40,6 +43,10 @@ pub fn all() -> Vec<&'static dyn Experiment> {
         &video_soft::VideoSoft,
         &video_hard::VideoHard,
         &lfs_write_cost::LfsWriteCost,
+        &table2_ffs::Table2Ffs,
+        &ext2_single::Ext2Bonnie,
+        &ext2_single::Ext2Diff,
+        &ext2_streams::Ext2Streams,
     ]
 }
 
