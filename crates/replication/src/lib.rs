@@ -10,7 +10,8 @@
 //! the RTO. Everything that takes time on a disk is simulated on the drive model
 //! (`spinstack-disk`, its power meter with the paper's Table 2 figures):
 //!
-//! * [`log`], [`tpcc`] — log records and their source, a TPC-C generator;
+//! * [`log`], [`tpcc`], [`pgwal`] — log records and their sources: a TPC-C
+//!   generator and a reader of PostgreSQL's `pg_waldump` output;
 //! * [`compact`] — eager compaction;
 //! * [`plan`] — the batch plan (T_wnd, T_apl) and its refusals;
 //! * [`buffer_pool`], [`volume`], [`apply`] — the database buffer pool, the data
@@ -40,6 +41,7 @@ pub mod compact;
 pub mod energy;
 pub mod failover;
 pub mod log;
+pub mod pgwal;
 pub mod plan;
 pub mod site;
 pub mod study;
