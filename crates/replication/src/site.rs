@@ -162,6 +162,39 @@ impl Workload {
         }
     }
 
+    /// A workload from a recorded log (a PostgreSQL WAL): the primary's page I/O is
+    /// what its buffer pool makes of the log's page writes alone (the reads behind
+    /// the transactions are not in a log, so the primary's rate is an upper bound);
+    /// the first tenth of the records warm the pool.
+    pub fn from_log(config: &SiteConfig, records: Vec<LogRecord>, pages: u64) -> Workload {
+        let frames = (config.buffer_pool_bytes / PAGE_BYTES) as usize;
+        let mut sink = PrimarySink {
+            pool: BufferPool::new(frames, pages),
+            records: Vec::new(),
+            ios: Vec::new(),
+            measuring: false,
+            transactions: 0,
+            update_transactions: 0,
+        };
+        let first_measured = records.len() / 10;
+        for (index, record) in records.iter().enumerate() {
+            sink.measuring = index >= first_measured;
+            sink.touch(record.page, true);
+            if sink.measuring && record.ends_transaction {
+                sink.transactions += 1;
+                sink.update_transactions += 1;
+            }
+        }
+        Workload {
+            records,
+            first_measured,
+            transactions_measured: sink.transactions,
+            update_transactions_measured: sink.update_transactions,
+            primary_ios: sink.ios,
+            pages,
+        }
+    }
+
     /// The records after warm-up.
     pub fn measured(&self) -> &[LogRecord] {
         &self.records[self.first_measured..]
@@ -229,6 +262,15 @@ impl Site {
     /// Generate the workload and measure the primary and the conventional secondary.
     pub fn measure(config: SiteConfig, spec: DriveSpec) -> Result<Site, VolumeError> {
         let workload = Workload::generate(&config);
+        Site::measure_workload(config, spec, workload)
+    }
+
+    /// Measure the primary and the conventional secondary on a given workload.
+    pub fn measure_workload(
+        config: SiteConfig,
+        spec: DriveSpec,
+        workload: Workload,
+    ) -> Result<Site, VolumeError> {
         let primary = measure_primary(&config, &spec, &workload)?;
         let conventional = measure_conventional(&config, &spec, &workload, &primary)?;
         Ok(Site {
@@ -248,6 +290,11 @@ fn measure_primary(
 ) -> Result<Primary, VolumeError> {
     let transactions = workload.transactions_measured.max(1) as f64;
     let ios_per_transaction = workload.primary_ios.len() as f64 / transactions;
+    if workload.primary_ios.is_empty() {
+        return Err(VolumeError::PoolHoldsDatabase {
+            pages: workload.pages,
+        });
+    }
     let reads = workload
         .primary_ios
         .iter()

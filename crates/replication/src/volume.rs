@@ -44,6 +44,12 @@ pub enum VolumeError {
         name: String,
         capacity: u64,
     },
+    #[error(
+        "the primary's buffer pool holds the whole database ({pages} pages): its data volume \
+         never limits it, so no log generation rate follows; use a smaller buffer pool or a \
+         larger database"
+    )]
+    PoolHoldsDatabase { pages: u64 },
     #[error("simulation: {0}")]
     Engine(#[from] EngineError),
     #[error("a page I/O to drive {device} failed: {status:?}")]
