@@ -1,11 +1,12 @@
 #!/bin/sh
 # Produce a pg_waldump dump of a short pgbench run on a scratch PostgreSQL cluster.
-# Usage: tools/pgbench-wal.sh OUT_FILE [TRANSACTIONS]
+# Usage: tools/pgbench-wal.sh OUT_FILE [TRANSACTIONS [SCALE]]
 # Runs as an unprivileged user (nobody) when started as root. Exits 77 (skip)
 # with a message on stderr when PostgreSQL is not installed or will not start.
 set -eu
 out=$1
 transactions=${2:-3000}
+scale=${3:-1}
 bin=$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -n 1)
 if [ -z "$bin" ] || [ ! -x "$bin/initdb" ] || [ ! -x "$bin/pg_waldump" ]; then
     echo "SKIP: PostgreSQL (initdb, pgbench, pg_waldump) not installed under /usr/lib/postgresql" >&2
@@ -27,7 +28,7 @@ as "$bin/initdb" -D "$dir/data" -A trust -U postgres >"$dir/initdb.log" 2>&1 \
 as "$bin/pg_ctl" -D "$dir/data" -l "$dir/server.log" -w \
     -o "-k $dir -p $port -c listen_addresses='' -c shared_buffers=16MB" start >/dev/null \
     || { echo "SKIP: the server did not start: $(tail -n 3 "$dir/server.log")" >&2; exit 77; }
-as "$bin/pgbench" -h "$dir" -p "$port" -U postgres -i -s 1 postgres >"$dir/init.log" 2>&1
+as "$bin/pgbench" -h "$dir" -p "$port" -U postgres -i -s "$scale" postgres >"$dir/init.log" 2>&1
 start_lsn=$(as "$bin/psql" -h "$dir" -p "$port" -U postgres -Atc "select pg_current_wal_lsn()" postgres 2>/dev/null || true)
 as "$bin/pgbench" -h "$dir" -p "$port" -U postgres -t "$transactions" -c 1 postgres >"$dir/bench.log" 2>&1
 end_lsn=$(as "$bin/psql" -h "$dir" -p "$port" -U postgres -Atc "select pg_current_wal_lsn()" postgres 2>/dev/null || true)

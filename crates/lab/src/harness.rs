@@ -14,16 +14,21 @@ use std::path::{Path, PathBuf};
 pub struct Scale {
     /// Random requests per (size, alignment, workload) point. The paper used 5,000.
     pub requests_per_point: usize,
+    /// The disaster-recovery experiments at the paper's sizes (1,000,000 TPC-C
+    /// transactions per site) instead of the scaled default.
+    pub dr_full_size: bool,
 }
 
 impl Scale {
     /// What the paper did.
     pub const PAPER: Scale = Scale {
         requests_per_point: 5000,
+        dr_full_size: false,
     };
     /// For tests: enough to exercise every path, far too few for tight numbers.
     pub const SMOKE: Scale = Scale {
         requests_per_point: 60,
+        dr_full_size: false,
     };
 }
 

@@ -7,6 +7,12 @@ use crate::LabError;
 pub mod boundary_test;
 pub mod common;
 pub mod dab_iometer;
+pub mod dr_apply_speedup;
+pub mod dr_batch_interval;
+pub mod dr_common;
+pub mod dr_pgbench;
+pub mod dr_power_highend;
+pub mod dr_power_midrange;
 pub mod excluded_blocks;
 pub mod fig1_efficiency;
 pub mod fig3_rotational_latency;
@@ -40,6 +46,11 @@ pub fn all() -> Vec<&'static dyn Experiment> {
         &video_soft::VideoSoft,
         &video_hard::VideoHard,
         &lfs_write_cost::LfsWriteCost,
+        &dr_power_highend::DrPowerHighend,
+        &dr_batch_interval::DrBatchInterval,
+        &dr_apply_speedup::DrApplySpeedup,
+        &dr_power_midrange::DrPowerMidrange,
+        &dr_pgbench::DrPgbench,
     ]
 }
 
