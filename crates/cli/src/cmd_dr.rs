@@ -248,6 +248,14 @@ fn print_report(r: &PointReport) {
         return;
     }
     let opt = |v: Option<f64>| v.map_or("-".to_string(), |v| format!("{v:.3}"));
+    if let Some(why) = &r.not_simulated {
+        println!(
+            "batch interval {} s, planned apply {} s; {why}",
+            opt(r.batch_interval_s),
+            opt(r.apply_time_s)
+        );
+        return;
+    }
     println!(
         "batch interval {} s, planned apply {} s, measured apply {} s, drives sleep: {}",
         opt(r.batch_interval_s),

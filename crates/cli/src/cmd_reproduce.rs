@@ -72,7 +72,11 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         let context = RunContext {
             scale: Scale {
                 requests_per_point: args.requests,
-                dr_full_size: args.dr_full_size,
+                dr_transactions: if args.dr_full_size {
+                    Scale::DR_PAPER_TRANSACTIONS
+                } else {
+                    Scale::PAPER.dr_transactions
+                },
             },
             seed: args.seed,
             progress: &bar,

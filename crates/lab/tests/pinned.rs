@@ -248,6 +248,15 @@ fn check(id: &str) {
     let outcome = experiment
         .run(&context)
         .unwrap_or_else(|e| panic!("{id}: {e}"));
+    if outcome.claims.is_empty()
+        && outcome
+            .notes
+            .iter()
+            .any(|n| n.contains(spinstack_lab::experiments::dr_pgbench::SKIPPED))
+    {
+        eprintln!("SKIP: {id}: {}", outcome.notes.join(" "));
+        return;
+    }
     let moved: Vec<String> = pins_of(id)
         .iter()
         .filter_map(|pin| {
@@ -313,4 +322,9 @@ pinned! {
     video_soft => "video-soft",
     video_hard => "video-hard",
     lfs_write_cost => "lfs-write-cost",
+    dr_power_highend => "dr-power-highend",
+    dr_batch_interval => "dr-batch-interval",
+    dr_apply_speedup => "dr-apply-speedup",
+    dr_power_midrange => "dr-power-midrange",
+    dr_pgbench => "dr-pgbench",
 }

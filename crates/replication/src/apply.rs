@@ -13,6 +13,19 @@ use serde::Serialize;
 use spinstack_sim::request::Operation;
 use spinstack_sim::units::Nanoseconds;
 
+/// How many of `records` the first window of at most `window_bytes` takes (at
+/// least one record).
+pub fn first_window(records: &[LogRecord], window_bytes: u64) -> usize {
+    let mut bytes = 0u64;
+    for (index, record) in records.iter().enumerate() {
+        bytes += u64::from(record.bytes);
+        if bytes > window_bytes && index > 0 {
+            return index;
+        }
+    }
+    records.len()
+}
+
 /// Split `records` into consecutive windows of at most `window_bytes` of log each
 /// (a record larger than the window gets a window of its own).
 pub fn windows(records: &[LogRecord], window_bytes: u64) -> Vec<std::ops::Range<usize>> {
@@ -68,6 +81,11 @@ impl Applier {
             reads: Vec::new(),
             writes: Vec::new(),
         }
+    }
+
+    /// Whether the buffer pool is full (its steady state: each miss evicts).
+    pub fn pool_is_full(&self) -> bool {
+        self.pool.is_full()
     }
 
     /// Run `records` through the buffer pool without I/O (to start it warm, as the
@@ -172,6 +190,9 @@ pub struct RateLimits {
 
 /// Apply `records` window by window on a fresh `volume` and measure the rate
 /// (log bytes of the whole windows over the time the simulated drives took).
+/// Windows applied before the buffer pool is full are not measured (a pool with
+/// free frames evicts nothing, so it would flatter the rate); the log is replayed
+/// (at most four times) until enough windows were measured.
 pub fn measure_rate(
     applier: &mut Applier,
     volume: &mut DataVolume,
@@ -190,8 +211,14 @@ pub fn measure_rate(
     let (mut bytes, mut time, mut ios) = (0u64, 0u64, 0u64);
     let (mut records_in, mut records_out, mut pages) = (0u64, 0u64, 0u64);
     let mut measured = 0;
-    for range in windows(records, window_bytes).into_iter().take(max_windows) {
-        let window = &records[range];
+    let ranges = windows(records, window_bytes);
+    let laps = ranges.iter().cycle().take(ranges.len() * 4);
+    for range in laps {
+        if measured >= max_windows {
+            break;
+        }
+        let window = &records[range.clone()];
+        let steady = applier.pool_is_full();
         sampled.clear();
         sampled.extend(
             window
@@ -199,6 +226,9 @@ pub fn measure_rate(
                 .filter(|r| r.page.0 % drives < simulated_drives as u64),
         );
         let applied = applier.apply(volume, &sampled, queue_depth)?;
+        if !steady {
+            continue;
+        }
         bytes += log_bytes(window);
         time += (applied.finished - applied.started).0;
         records_in += applied.counts.records_in;

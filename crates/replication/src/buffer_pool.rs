@@ -42,6 +42,11 @@ impl BufferPool {
         }
     }
 
+    /// Whether every frame holds a page (from then on each miss evicts one).
+    pub fn is_full(&self) -> bool {
+        self.frames.len() == self.capacity
+    }
+
     /// Access `page`, marking it dirty when `write`.
     pub fn access(&mut self, page: PageId, write: bool) -> Access {
         let index = page.0 as usize;

@@ -83,8 +83,11 @@ pub struct PointReport {
     /// assumed or a trial missed the RTO).
     pub plan_attempts: u32,
     pub records_kept_by_compaction: f64,
-    /// The planner's refusal, when it refused.
+    /// The planner's refusal, when it refused (also when no plan held the RTO in
+    /// simulation).
     pub plan_refused: Option<String>,
+    /// Why an accepted plan was not simulated (no energy or trials then).
+    pub not_simulated: Option<String>,
     pub plan: Option<BatchPlan>,
     pub batch_interval_s: Option<f64>,
     /// Planned T_apl.
@@ -176,8 +179,14 @@ pub fn calibrate(site: &Site, window_bytes: Option<u64>) -> Result<ApplyRate, St
     )?)
 }
 
-/// Most times a configuration is planned and simulated before its result stands.
+/// Most times a configuration is planned and simulated before its result stands
+/// (after that it is refused).
 pub const MAX_PLAN_ATTEMPTS: u32 = 4;
+
+/// A plan whose batches hold more than this many times the generated log is not
+/// simulated (the log would be replayed that often per batch, and the cost of a
+/// point grows with it).
+pub const MAX_BATCH_OVER_LOG: f64 = 4.0;
 
 /// Run the power-aware timeline of `batch`.
 fn simulate<'a>(
@@ -261,6 +270,7 @@ pub fn study_point(site: &Site, point: &PointConfig) -> Result<PointReport, Stud
         plan_attempts: 0,
         records_kept_by_compaction: rate.records_kept,
         plan_refused: None,
+        not_simulated: None,
         plan: None,
         batch_interval_s: None,
         apply_time_s: None,
@@ -319,8 +329,22 @@ pub fn study_point(site: &Site, point: &PointConfig) -> Result<PointReport, Stud
         );
         let achieved = timeline.applied_bytes_per_s(&arrivals, point.cycles);
         let held = trials.rto_violations == 0 && !timeline.fell_behind;
-        if held || attempt >= MAX_PLAN_ATTEMPTS {
+        if held {
             break (batch, sleeps, arrivals, timeline, trials);
+        }
+        if attempt >= MAX_PLAN_ATTEMPTS {
+            report.plan_refused = Some(format!(
+                "no plan held the RTO in simulation after {attempt} attempts (the last: T_wnd \
+                 {:.0} s, {} of {} failover trials over the RTO, worst recovery {:.1} s)",
+                batch.batch_interval_s,
+                trials.rto_violations,
+                trials.trials,
+                trials.worst_recovery_s
+            ));
+            report.r_apl_per_s = rate.bytes_per_s;
+            report.apply_speedup = rate.bytes_per_s / r_gen;
+            report.plan_attempts = attempt;
+            return Ok(report);
         }
         rate.bytes_per_s = if achieved < rate.bytes_per_s {
             achieved * 0.95

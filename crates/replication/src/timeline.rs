@@ -226,10 +226,7 @@ pub fn run_timeline(
                 let stop = target.min(lap_end);
                 let from = (applied_to % n) as usize;
                 let slice = &arrivals.records[from..from + (stop - applied_to) as usize];
-                let range = crate::apply::windows(slice, config.window_bytes)
-                    .into_iter()
-                    .next()
-                    .expect("a non-empty slice has a window");
+                let range = 0..crate::apply::first_window(slice, config.window_bytes);
                 let drives = volume.drives as u64;
                 let keep = config.simulated_drives as u64;
                 sampled.clear();

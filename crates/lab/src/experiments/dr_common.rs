@@ -3,11 +3,11 @@
 //! the grid runner, and the setup notes.
 //!
 //! **Scale.** The paper generated 1,000,000 TPC-C transactions per configuration;
-//! `reproduce --dr-full-size` does the same. The default generates 200,000 (the
+//! `reproduce --dr-full-size` does the same. The default generates 100,000 (the
 //! log is then replayed cyclically by the batch timeline): the rates, the plan
 //! and the energy come from the same simulation, but no window holds more log
-//! than the run produced (about 230 MB), so the 512 MB window is then effectively
-//! the whole log. Grid points run in parallel (spinstack-replication's
+//! than the run produced (about 100 MB), so the 128 and 512 MB windows are then
+//! effectively the whole log. Grid points run in parallel (spinstack-replication's
 //! `run_points`, a library function with no global state).
 
 use crate::harness::{RunContext, Scale};
@@ -22,11 +22,7 @@ pub const MB: u64 = 1 << 20;
 
 /// Transactions per site at `scale`.
 pub fn transactions(scale: &Scale) -> u64 {
-    if scale.dr_full_size {
-        1_000_000
-    } else {
-        200_000
-    }
+    scale.dr_transactions
 }
 
 /// One site (primary + conventional secondary) for `warehouses` on `disk`.
@@ -89,7 +85,11 @@ pub fn setup_notes(site: &Site, scale: &Scale) -> Vec<String> {
              (CLOCK) at the primary and at the secondary; {} page I/Os outstanding per drive.",
             site.config.warehouses,
             site.config.transactions,
-            if scale.dr_full_size { "the paper's size" } else { "scaled default; --dr-full-size for 1,000,000" },
+            if scale.dr_transactions >= Scale::DR_PAPER_TRANSACTIONS {
+                "the paper's size"
+            } else {
+                "scaled; reproduce --dr-full-size runs the paper's 1,000,000"
+            },
             site.config.data_drives,
             site.spec.name,
             site.config.queue_depth

@@ -1,6 +1,7 @@
 //! `dr-power-highend` — Goda and Kitsuregawa, Figure 3: the secondary's disk power,
 //! power-aware over conventional, with IBM Ultrastar 36Z15 drives, W = 16 and 160,
-//! window buffer none / 32 / 128 / 512 MB and RTOs from 30 s to 1,000 s. Paper:
+//! window buffer none / 32 / 128 / 512 MB and RTOs of 30, 100 and 300 s (the paper
+//! goes to 1,000 s; `spinstack dr --rto 1000` runs one such point). Paper:
 //! 85% of the power saved with a 512 MB window; RTO 30 s fails (shorter than the
 //! 26 s spin-up plus 15 s spin-down); longer RTOs help only slightly.
 
@@ -16,8 +17,24 @@ pub struct DrPowerHighend;
 
 const SOURCE: &str = "§4, Fig. 3";
 const WINDOWS: [Option<u64>; 4] = [None, Some(32), Some(128), Some(512)];
-const RTOS: [u64; 4] = [30, 100, 300, 1000];
+const RTOS: [u64; 3] = [30, 100, 300];
 const WAREHOUSES: [u32; 2] = [16, 160];
+/// Batch cycles whose energy is measured per point.
+const CYCLES: u32 = 2;
+
+/// The (window, RTO) points. Without a window the applier is barely faster than
+/// the primary, so a long RTO means batches of hours that cost minutes to
+/// simulate: that row stops at 100 s (its saving is already the smallest).
+fn grid() -> Vec<(Option<u64>, u64)> {
+    WINDOWS
+        .iter()
+        .flat_map(|&w| {
+            RTOS.iter()
+                .filter(move |&&r| w.is_some() || r <= 100)
+                .map(move |&r| (w, r))
+        })
+        .collect()
+}
 
 impl Experiment for DrPowerHighend {
     fn id(&self) -> &'static str {
@@ -29,14 +46,18 @@ impl Experiment for DrPowerHighend {
     fn run(&self, context: &RunContext) -> Result<Outcome, LabError> {
         context
             .progress
-            .set_length((WAREHOUSES.len() * WINDOWS.len() * RTOS.len()) as u64);
+            .set_length((WAREHOUSES.len() * grid().len()) as u64);
         let mut all: Vec<(u32, Vec<PointReport>)> = Vec::new();
         let mut notes = Vec::new();
         for warehouses in WAREHOUSES {
             let site = dr::site(self.id(), ULTRASTAR, warehouses, context)?;
-            let points: Vec<_> = WINDOWS
-                .iter()
-                .flat_map(|&w| RTOS.iter().map(move |&r| dr::point(w, r, context.seed)))
+            let points: Vec<_> = grid()
+                .into_iter()
+                .map(|(w, r)| {
+                    let mut point = dr::point(w, r, context.seed);
+                    point.cycles = CYCLES;
+                    point
+                })
                 .collect();
             let reports = dr::run_grid(self.id(), &site, &points, context)?;
             if notes.is_empty() {
@@ -58,12 +79,16 @@ impl Experiment for DrPowerHighend {
     }
 }
 
-fn find(all: &[(u32, Vec<PointReport>)], w: u32, window: Option<u64>, rto: u64) -> &PointReport {
-    let reports = &all.iter().find(|(x, _)| *x == w).expect("warehouses run").1;
+fn find(
+    all: &[(u32, Vec<PointReport>)],
+    w: u32,
+    window: Option<u64>,
+    rto: u64,
+) -> Option<&PointReport> {
+    let reports = &all.iter().find(|(x, _)| *x == w)?.1;
     reports
         .iter()
         .find(|r| r.window_bytes == window.map(|m| m * dr::MB) && r.rto_s == rto as f64)
-        .expect("grid point run")
 }
 
 fn table(all: &[(u32, Vec<PointReport>)]) -> DataTable {
@@ -107,7 +132,7 @@ fn table(all: &[(u32, Vec<PointReport>)]) -> DataTable {
 fn claims(all: &[(u32, Vec<PointReport>)]) -> Vec<Claim> {
     let mut claims = Vec::new();
     for w in WAREHOUSES {
-        let best = find(all, w, Some(512), 100);
+        let best = find(all, w, Some(512), 100).expect("in the grid");
         let saved = dr::saved_percent(best).unwrap_or(0.0);
         claims.push(
             Claim::with_tolerance(
@@ -152,12 +177,16 @@ fn claims(all: &[(u32, Vec<PointReport>)]) -> Vec<Claim> {
         .explain("The planner refuses an RTO not above spin-up + spin-down = 26 s + 15 s = 41 s."),
     );
     let gain = |w| {
-        let at = |rto| dr::saved_percent(find(all, w, Some(512), rto)).unwrap_or(f64::NAN);
-        at(1000) - at(100)
+        let at = |rto| {
+            find(all, w, Some(512), rto)
+                .and_then(dr::saved_percent)
+                .unwrap_or(f64::NAN)
+        };
+        at(300) - at(100)
     };
     claims.push(
         Claim::with_tolerance(
-            "longer RTOs help only slightly: extra saving from RTO 100 s to 1,000 s, W = 160, 512 MB (percentage points)",
+            "longer RTOs help only slightly: extra saving from RTO 100 s to 300 s, W = 160, 512 MB (percentage points)",
             SOURCE,
             "pp",
             10.0,
@@ -201,9 +230,8 @@ fn figure(all: &[(u32, Vec<PointReport>)]) -> Figure {
                     let points = WINDOWS
                         .iter()
                         .filter_map(|&window| {
-                            let r = find(all, *w, window, rto);
-                            r.normalized_power
-                                .map(|p| (window.map_or(0.0, |m| m as f64), p))
+                            let p = find(all, *w, window, rto)?.normalized_power?;
+                            Some((window.map_or(0.0, |m| m as f64), p))
                         })
                         .collect();
                     Series::new(&format!("RTO {rto} s"), Mark::Line, color, points)
