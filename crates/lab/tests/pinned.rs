@@ -210,6 +210,55 @@ const PINS: &[(&str, &[Pin])] = &[
             ),
         ],
     ),
+    // dr-*: 100,000 TPC-C transactions per site (the scaled default).
+    (
+        "dr-power-highend",
+        &[
+            pin(
+                "W = 16, 512 MB window, RTO 100 s: secondary power saved",
+                34.901,
+                0.03,
+            ),
+            pin(
+                "W = 160, 512 MB window, RTO 100 s: secondary power saved",
+                49.547,
+                0.03,
+            ),
+            pin_absolute("longer RTOs help only slightly", 8.744, 1.0),
+            pin_absolute("failover trials missing the RTO", 0.0, 0.5),
+        ],
+    ),
+    (
+        "dr-batch-interval",
+        &[
+            pin("batch interval, 32 MB window", 253.1, 0.03),
+            pin("batch interval, 512 MB window", 285.7, 0.03),
+            pin("mode changes per drive per day, 512 MB window", 302.5, 0.03),
+        ],
+    ),
+    (
+        "dr-apply-speedup",
+        &[
+            pin("maximum R_apl/R_gen, W = 16", 1.794, 0.03),
+            pin("maximum R_apl/R_gen, W = 160", 4.385, 0.03),
+        ],
+    ),
+    (
+        "dr-power-midrange",
+        &[
+            pin_absolute("non-spinning standby: secondary power saved", 0.0, 0.5),
+            pin_absolute("low-rpm (17 s + 17 s transitions) refused", 1.0, 0.0),
+        ],
+    ),
+    // A real PostgreSQL run: its WAL differs from run to run (timing, autovacuum),
+    // so the band is wide; skipped where PostgreSQL cannot run.
+    (
+        "dr-pgbench",
+        &[
+            pin("pgbench WAL: best R_apl/R_gen", 0.7993, 0.25),
+            pin_absolute("failover trials missing the RTO", 0.0, 0.5),
+        ],
+    ),
 ];
 
 fn pins_of(id: &str) -> &'static [Pin] {

@@ -103,8 +103,7 @@ fn fold(window: &[LogRecord], group: &[(u64, u64, u32)]) -> Option<LogRecord> {
         _ => {
             folded.kind = RecordKind::Insert;
             folded.bytes = records()
-                .filter(|r| r.kind == RecordKind::Insert)
-                .last()
+                .rfind(|r| r.kind == RecordKind::Insert)
                 .map_or(last.bytes, |r| r.bytes);
         }
     }

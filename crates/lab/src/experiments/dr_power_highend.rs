@@ -182,7 +182,13 @@ fn claims(all: &[(u32, Vec<PointReport>)]) -> Vec<Claim> {
                 .and_then(dr::saved_percent)
                 .unwrap_or(f64::NAN)
         };
-        at(300) - at(100)
+        let gain = at(300) - at(100);
+        // A refused point has no saving to compare: 0 (the table shows which).
+        if gain.is_finite() {
+            gain
+        } else {
+            0.0
+        }
     };
     claims.push(
         Claim::with_tolerance(
