@@ -239,8 +239,8 @@ const PINS: &[(&str, &[Pin])] = &[
     (
         "dr-apply-speedup",
         &[
-            pin("maximum R_apl/R_gen, W = 16", 1.794, 0.03),
-            pin("maximum R_apl/R_gen, W = 160", 4.385, 0.03),
+            pin("maximum R_apl/R_gen, 16 warehouses", 1.794, 0.03),
+            pin("maximum R_apl/R_gen, 160 warehouses", 4.385, 0.03),
         ],
     ),
     (

@@ -145,7 +145,7 @@ struct Evidence {
 
 fn speedup_claim(warehouses: u32, paper: f64, ours: f64, e: &Evidence) -> Claim {
     Claim::new(
-        &format!("maximum R_apl/R_gen, W = {warehouses}"),
+        &format!("maximum R_apl/R_gen, {warehouses} warehouses"),
         SOURCE,
         "ratio",
         paper,
