@@ -26,6 +26,10 @@ pub struct Args {
     /// Random requests per data point (the paper used 5000).
     #[arg(long, default_value_t = Scale::PAPER.requests_per_point)]
     requests: usize,
+    /// Run the disaster-recovery experiments (dr-*) at the paper's sizes
+    /// (1,000,000 transactions per site) instead of the scaled default.
+    #[arg(long)]
+    dr_full_size: bool,
     /// Base seed of every random stream.
     #[arg(long, default_value_t = DEFAULT_SEED)]
     seed: u64,
@@ -68,6 +72,11 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         let context = RunContext {
             scale: Scale {
                 requests_per_point: args.requests,
+                dr_transactions: if args.dr_full_size {
+                    Scale::DR_PAPER_TRANSACTIONS
+                } else {
+                    Scale::PAPER.dr_transactions
+                },
             },
             seed: args.seed,
             progress: &bar,

@@ -3,6 +3,7 @@
 use clap::{Parser, Subcommand};
 
 mod cmd_disks;
+mod cmd_dr;
 mod cmd_extract;
 mod cmd_report;
 mod cmd_reproduce;
@@ -43,6 +44,9 @@ enum Command {
     Volume(cmd_volume::Args),
     /// Serve a persistent volume over NBD (fio, qemu-img, nbdcopy, nbdfuse use it).
     Serve(cmd_serve::Args),
+    /// Power-aware disaster recovery: log shipping, compacted batch apply, disk
+    /// energy and failover trials (`dr plan`: the batch plan alone).
+    Dr(cmd_dr::Args),
 }
 
 fn main() {
@@ -67,6 +71,7 @@ fn main() {
         Command::Report(args) => cmd_report::run(args),
         Command::Volume(args) => cmd_volume::run(args),
         Command::Serve(args) => cmd_serve::run(args),
+        Command::Dr(args) => cmd_dr::run(args),
     };
     if let Err(error) = result {
         eprintln!("spinstack: error: {error:#}");

@@ -14,16 +14,25 @@ use std::path::{Path, PathBuf};
 pub struct Scale {
     /// Random requests per (size, alignment, workload) point. The paper used 5,000.
     pub requests_per_point: usize,
+    /// TPC-C transactions per site in the disaster-recovery experiments (dr-*):
+    /// the paper generated 1,000,000.
+    pub dr_transactions: u64,
 }
 
 impl Scale {
-    /// What the paper did.
+    /// The disaster-recovery paper's transactions per configuration.
+    pub const DR_PAPER_TRANSACTIONS: u64 = 1_000_000;
+
+    /// What the paper did (except for dr-*, whose paper size is
+    /// [`Scale::DR_PAPER_TRANSACTIONS`]: `reproduce --dr-full-size`).
     pub const PAPER: Scale = Scale {
         requests_per_point: 5000,
+        dr_transactions: 100_000,
     };
     /// For tests: enough to exercise every path, far too few for tight numbers.
     pub const SMOKE: Scale = Scale {
         requests_per_point: 60,
+        dr_transactions: 20_000,
     };
 }
 

@@ -7,6 +7,12 @@ use crate::LabError;
 pub mod boundary_test;
 pub mod common;
 pub mod dab_iometer;
+pub mod dr_apply_speedup;
+pub mod dr_batch_interval;
+pub mod dr_common;
+pub mod dr_pgbench;
+pub mod dr_power_highend;
+pub mod dr_power_midrange;
 pub mod excluded_blocks;
 pub mod ext2_single;
 pub mod ext2_streams;
@@ -47,6 +53,11 @@ pub fn all() -> Vec<&'static dyn Experiment> {
         &ext2_single::Ext2Bonnie,
         &ext2_single::Ext2Diff,
         &ext2_streams::Ext2Streams,
+        &dr_power_highend::DrPowerHighend,
+        &dr_batch_interval::DrBatchInterval,
+        &dr_apply_speedup::DrApplySpeedup,
+        &dr_power_midrange::DrPowerMidrange,
+        &dr_pgbench::DrPgbench,
     ]
 }
 

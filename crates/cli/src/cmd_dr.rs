@@ -1,0 +1,282 @@
+//! `spinstack dr`: the power-aware disaster-recovery study of one configuration
+//! (Goda and Kitsuregawa): the primary's log generation rate, the secondary's
+//! application rate with eager compaction, the batch plan, the energy against a
+//! conventional secondary, and failover trials. `spinstack dr plan` prints the
+//! batch plan alone for given rates.
+
+use anyhow::Context;
+use spinstack_replication::pgwal;
+use spinstack_replication::plan::{plan, PlanInput};
+use spinstack_replication::site::{Site, SiteConfig, Workload};
+use spinstack_replication::study::{study_point, PointConfig, PointReport};
+use spinstack_sim::device::StandbyLevel;
+use spinstack_sim::units::Nanoseconds;
+use std::path::PathBuf;
+
+/// Arguments of `spinstack dr`.
+#[derive(clap::Args)]
+#[command(args_conflicts_with_subcommands = true)]
+pub struct Args {
+    #[command(subcommand)]
+    command: Option<DrCommand>,
+    #[command(flatten)]
+    study: StudyArgs,
+}
+
+#[derive(clap::Subcommand)]
+enum DrCommand {
+    /// Print the batch plan (§3.1) for given rates, RTO and drive.
+    Plan(PlanArgs),
+}
+
+#[derive(clap::Args)]
+struct StudyArgs {
+    /// TPC-C warehouses.
+    #[arg(long, default_value_t = 16)]
+    warehouses: u32,
+    /// TPC-C transactions generated (the paper: 1,000,000).
+    #[arg(long, default_value_t = 200_000)]
+    transactions: u64,
+    /// Window buffer in MB, or `none` (no compaction: LSN-order apply).
+    #[arg(long, default_value = "512")]
+    window: String,
+    /// Recovery time objective, seconds.
+    #[arg(long, default_value_t = 100.0)]
+    rto: f64,
+    /// Catalog drive of both sites.
+    #[arg(long, default_value = "ultrastar36z15")]
+    disk: String,
+    /// Standby mode: a name from the drive's catalog entry (`standby`; `unload`,
+    /// `low-rpm`, `non-spinning`) or its index. Default: the drive's deepest.
+    #[arg(long)]
+    standby: Option<String>,
+    /// Log source: `tpcc` (generated) or `pg:FILE` (pg_waldump output).
+    #[arg(long, default_value = "tpcc")]
+    log: String,
+    /// Seed of the generator and the disaster instants.
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    /// Drives in each site's simulated data volume.
+    #[arg(long, default_value_t = 8)]
+    data_drives: usize,
+    /// Database buffer pool of the primary and the secondary, MB.
+    #[arg(long, default_value_t = 512)]
+    buffer_pool: u64,
+    /// Disaster instants tried (at least 1,000 for the issue's check).
+    #[arg(long, default_value_t = 1000)]
+    trials: u32,
+    /// Batch cycles simulated for the energy.
+    #[arg(long, default_value_t = 3)]
+    cycles: u32,
+    /// One-way inter-site latency, ms (a commit is acknowledged this long after
+    /// the secondary's log volume holds it).
+    #[arg(long, default_value_t = 1.0)]
+    latency_ms: f64,
+    /// Print the report as JSON.
+    #[arg(long)]
+    json: bool,
+}
+
+#[derive(clap::Args)]
+struct PlanArgs {
+    /// Log generation rate, bytes per second.
+    #[arg(long)]
+    r_gen: f64,
+    /// Log application rate, bytes per second.
+    #[arg(long)]
+    r_apl: f64,
+    /// Recovery time objective, seconds.
+    #[arg(long)]
+    rto: f64,
+    /// Catalog drive (its spin-up and spin-down times).
+    #[arg(long, default_value = "ultrastar36z15")]
+    disk: String,
+    /// Standby mode (name or index; default the deepest).
+    #[arg(long)]
+    standby: Option<String>,
+    #[arg(long)]
+    json: bool,
+}
+
+pub fn run(args: Args) -> anyhow::Result<()> {
+    match args.command {
+        Some(DrCommand::Plan(plan_args)) => run_plan(plan_args),
+        None => run_study(args.study),
+    }
+}
+
+fn seconds(value: f64, what: &str) -> anyhow::Result<Nanoseconds> {
+    anyhow::ensure!(
+        value.is_finite() && value > 0.0 && value < 1e9,
+        "{what} must be a positive number of seconds, got {value}"
+    );
+    Ok(Nanoseconds::from_ms_f64(value * 1e3))
+}
+
+/// The standby level `name` names on `spec` (default: the deepest, the last).
+fn standby_level(
+    spec: &spinstack_disk::spec::DriveSpec,
+    name: Option<&str>,
+) -> anyhow::Result<StandbyLevel> {
+    let levels = &spec.power.standby;
+    let names = || {
+        levels
+            .iter()
+            .map(|l| l.name.as_str())
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let index = match name {
+        None => levels.len().saturating_sub(1),
+        Some(name) => match levels.iter().position(|l| l.name == name) {
+            Some(index) => index,
+            None => match name.parse::<usize>() {
+                Ok(index) if index < levels.len() => index,
+                _ => anyhow::bail!(
+                    "{} has no standby mode {name:?}; its modes: {}",
+                    spec.name,
+                    names()
+                ),
+            },
+        },
+    };
+    Ok(StandbyLevel(index as u8))
+}
+
+fn run_plan(args: PlanArgs) -> anyhow::Result<()> {
+    let spec = spinstack_disk::catalog::get(&args.disk)?;
+    let level = standby_level(&spec, args.standby.as_deref())?;
+    let mode = &spec.power.standby[level.0 as usize];
+    let input = PlanInput {
+        r_gen_bytes_per_s: args.r_gen,
+        r_apl_bytes_per_s: args.r_apl,
+        rto: seconds(args.rto, "--rto")?,
+        spin_up: Nanoseconds::from_ms_f64(mode.exit_ms),
+        spin_down: Nanoseconds::from_ms_f64(mode.enter_ms),
+    };
+    let batch = plan(&input).with_context(|| format!("{} ({})", spec.name, mode.name))?;
+    if args.json {
+        let value = serde_json::json!({ "input": input, "disk": spec.name, "standby": mode.name, "plan": batch });
+        println!("{}", serde_json::to_string_pretty(&value)?);
+    } else {
+        println!(
+            "{} ({}: spin-up {} s, spin-down {} s), RTO {} s: apply budget {:.1} s\n\
+             batch interval T_wnd {:.1} s, apply time T_apl {:.1} s, R_apl/R_gen {:.2}, \
+             {:.1} mode changes a day",
+            spec.name,
+            mode.name,
+            mode.exit_ms / 1e3,
+            mode.enter_ms / 1e3,
+            args.rto,
+            batch.apply_budget_s,
+            batch.batch_interval_s,
+            batch.apply_time_s,
+            batch.apply_speedup,
+            86_400.0 / batch.batch_interval_s
+        );
+    }
+    Ok(())
+}
+
+fn run_study(args: StudyArgs) -> anyhow::Result<()> {
+    let spec = spinstack_disk::catalog::get(&args.disk)?;
+    let standby = standby_level(&spec, args.standby.as_deref())?;
+    let window_bytes = match args.window.as_str() {
+        "none" => None,
+        text => {
+            let mb: f64 = text
+                .parse()
+                .ok()
+                .filter(|mb: &f64| mb.is_finite() && *mb > 0.0)
+                .with_context(|| format!("--window {text:?}: a size in MB or `none`"))?;
+            Some((mb * 1048576.0) as u64)
+        }
+    };
+    anyhow::ensure!(args.warehouses >= 1, "--warehouses must be at least 1");
+    anyhow::ensure!(
+        args.transactions >= 1000,
+        "--transactions must be at least 1000"
+    );
+    anyhow::ensure!(args.data_drives >= 1, "--data-drives must be at least 1");
+    anyhow::ensure!(args.cycles >= 1, "--cycles must be at least 1");
+    anyhow::ensure!(args.buffer_pool >= 1, "--buffer-pool must be at least 1 MB");
+    let mut config = SiteConfig::new(args.warehouses, args.transactions, args.seed);
+    config.data_drives = args.data_drives;
+    config.buffer_pool_bytes = args.buffer_pool << 20;
+    let site = match args.log.as_str() {
+        "tpcc" => Site::measure(config, spec)?,
+        source => {
+            let path = source
+                .strip_prefix("pg:")
+                .map(PathBuf::from)
+                .with_context(|| format!("--log {source:?}: `tpcc` or `pg:FILE`"))?;
+            let text = std::fs::read_to_string(&path)
+                .with_context(|| format!("reading {}", path.display()))?;
+            let wal = pgwal::parse(&path.display().to_string(), &text)?;
+            let workload = Workload::from_log(&config, wal.records, wal.pages);
+            Site::measure_workload(config, spec, workload)?
+        }
+    };
+    let mut point = PointConfig::new(window_bytes, seconds(args.rto, "--rto")?, args.seed);
+    point.standby = standby;
+    point.failover_trials = args.trials;
+    point.cycles = args.cycles;
+    point.inter_site_latency = seconds(args.latency_ms / 1e3, "--latency-ms")?;
+    let report = study_point(&site, &point)?;
+    if args.json {
+        println!("{}", serde_json::to_string_pretty(&report)?);
+    } else {
+        print_report(&report);
+    }
+    Ok(())
+}
+
+fn print_report(r: &PointReport) {
+    let window = r.window_bytes.map_or("none".to_string(), |b| {
+        format!("{:.0} MB", b as f64 / 1048576.0)
+    });
+    println!(
+        "{} ({}), W = {}, {} transactions, window {window}, RTO {} s",
+        r.disk, r.standby, r.warehouses, r.transactions, r.rto_s
+    );
+    println!(
+        "primary: {:.0} transactions/s, R_gen {:.0} B/s; secondary R_apl {:.0} B/s (R_apl/R_gen {:.2})",
+        r.transactions_per_s, r.r_gen_per_s, r.r_apl_per_s, r.apply_speedup
+    );
+    if let Some(refusal) = &r.plan_refused {
+        println!("plan refused: {refusal}");
+        return;
+    }
+    let opt = |v: Option<f64>| v.map_or("-".to_string(), |v| format!("{v:.3}"));
+    if let Some(why) = &r.not_simulated {
+        println!(
+            "batch interval {} s, planned apply {} s; {why}",
+            opt(r.batch_interval_s),
+            opt(r.apply_time_s)
+        );
+        return;
+    }
+    println!(
+        "batch interval {} s, planned apply {} s, measured apply {} s, drives sleep: {}",
+        opt(r.batch_interval_s),
+        opt(r.apply_time_s),
+        opt(r.measured_apply_time_s),
+        r.sleeps
+    );
+    println!(
+        "normalized power {} (data drive {} W power-aware, {:.2} W conventional; log drive {:.2} W), \
+         {} mode changes per drive per day",
+        opt(r.normalized_power),
+        opt(r.data_watts_power_aware),
+        r.data_watts_conventional,
+        r.log_watts,
+        opt(r.mode_changes_per_day)
+    );
+    println!(
+        "failover: {} trials, {} RTO violations, {} acknowledged transactions lost, worst recovery {} s",
+        r.failover_trials,
+        r.rto_violations,
+        r.rpo_lost_transactions,
+        opt(r.worst_recovery_s)
+    );
+}

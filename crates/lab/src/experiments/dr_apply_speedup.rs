@@ -1,0 +1,169 @@
+//! `dr-apply-speedup` — Goda and Kitsuregawa, §4: eager compaction speeds log
+//! application up to R_apl/R_gen = 20.5 (W = 16) and 49.3 (W = 160). Measured
+//! here by applying windows of 32, 128 and 512 MB (folded, sorted by page) on the
+//! simulated Ultrastar 36Z15 data volume, against the primary's R_gen on the same
+//! volume; the LSN-order applier (no window) for comparison.
+
+use super::dr_common::{self as dr, ULTRASTAR};
+use crate::claim::{Claim, Tolerance};
+use crate::harness::{Experiment, Outcome, RunContext};
+use crate::plot::{Figure, LegendCorner, Mark, Panel, PanelContent, Series};
+use crate::table::DataTable;
+use crate::LabError;
+use spinstack_replication::apply::ApplyRate;
+use spinstack_replication::study::{calibrate, parallel_map};
+
+pub struct DrApplySpeedup;
+
+const SOURCE: &str = "§4";
+const WINDOWS: [Option<u64>; 4] = [None, Some(32), Some(128), Some(512)];
+
+impl Experiment for DrApplySpeedup {
+    fn id(&self) -> &'static str {
+        "dr-apply-speedup"
+    }
+    fn title(&self) -> &'static str {
+        "Power-aware DR: log application speed-up R_apl/R_gen from eager compaction (Goda, §4)"
+    }
+    fn run(&self, context: &RunContext) -> Result<Outcome, LabError> {
+        context.progress.set_length(2 * WINDOWS.len() as u64);
+        let mut data = DataTable::new(&[
+            "warehouses",
+            "window",
+            "r_gen_per_s",
+            "r_apl_per_s",
+            "r_apl_over_r_gen",
+            "records_kept",
+            "page_ios_per_record",
+        ]);
+        let mut best = Vec::new();
+        let mut series = Vec::new();
+        let mut notes = Vec::new();
+        for (color, warehouses) in [16u32, 160].into_iter().enumerate() {
+            let site = dr::site(self.id(), ULTRASTAR, warehouses, context)?;
+            let rates: Vec<Result<ApplyRate, _>> = parallel_map(&WINDOWS, |&w| {
+                let rate = calibrate(&site, w.map(|mb| mb * dr::MB));
+                context.progress.inc(1);
+                rate
+            });
+            let r_gen = site.primary.r_gen_bytes_per_s;
+            let mut points = Vec::new();
+            let mut top: f64 = 0.0;
+            let mut evidence = Evidence::default();
+            for (window, rate) in WINDOWS.iter().zip(rates) {
+                let rate = rate.map_err(|e| LabError::Run {
+                    id: self.id().to_string(),
+                    problem: e.to_string(),
+                })?;
+                let speedup = rate.bytes_per_s / r_gen;
+                match window {
+                    None => evidence.lsn_ios_per_record = rate.page_ios_per_record,
+                    Some(_) if speedup > top => {
+                        top = speedup;
+                        evidence.best_window_mb = window.unwrap_or(0);
+                        evidence.best_ios_per_record = rate.page_ios_per_record;
+                        evidence.best_records_kept = rate.records_kept;
+                    }
+                    Some(_) => {}
+                }
+                if window.is_none() {
+                    evidence.lsn_speedup = speedup;
+                }
+                points.push((window.map_or(0.0, |m| m as f64), speedup));
+                data.push(vec![
+                    warehouses.into(),
+                    dr::window_label(window.map(|m| m * dr::MB)).into(),
+                    r_gen.into(),
+                    rate.bytes_per_s.into(),
+                    speedup.into(),
+                    rate.records_kept.into(),
+                    rate.page_ios_per_record.into(),
+                ]);
+            }
+            series.push(Series::new(
+                &format!("W = {warehouses}"),
+                Mark::Line,
+                color,
+                points,
+            ));
+            notes.push(format!(
+                "W = {warehouses}: the primary does {:.2} page I/Os per transaction ({:.2} reads) \
+                 for {:.1} records; R_gen {:.0} B/s.",
+                site.primary.page_ios_per_transaction,
+                site.primary.page_reads_per_transaction,
+                site.primary.records_per_transaction,
+                r_gen
+            ));
+            if warehouses == 16 {
+                notes.splice(0..0, dr::setup_notes(&site, &context.scale));
+            }
+            evidence.primary_ios_per_record =
+                site.primary.page_ios_per_transaction / site.primary.records_per_transaction;
+            best.push((warehouses, top, evidence));
+        }
+        let claims = vec![
+            speedup_claim(16, 20.5, best[0].1, &best[0].2),
+            speedup_claim(160, 49.3, best[1].1, &best[1].2),
+            Claim::with_tolerance(
+                "more warehouses, more speed-up (W = 160 over W = 16, best window)",
+                SOURCE,
+                "ratio",
+                1.0,
+                best[1].1 / best[0].1,
+                Tolerance::GreaterThan,
+            )
+            .explain("The paper's ratio is 49.3 / 20.5 = 2.4."),
+        ];
+        let figure = Figure {
+            panels: vec![Panel {
+                title: "R_apl / R_gen, Ultrastar 36Z15".to_string(),
+                x_label: "window buffer (MB; 0 = none, LSN order)".to_string(),
+                y_label: "R_apl / R_gen".to_string(),
+                content: PanelContent::Lines(series),
+                legend: LegendCorner::UpperLeft,
+            }],
+        };
+        Ok(Outcome {
+            data,
+            figure,
+            claims,
+            notes,
+        })
+    }
+}
+
+/// What explains a speed-up, from the run.
+#[derive(Default)]
+struct Evidence {
+    lsn_speedup: f64,
+    lsn_ios_per_record: f64,
+    best_window_mb: u64,
+    best_ios_per_record: f64,
+    best_records_kept: f64,
+    primary_ios_per_record: f64,
+}
+
+fn speedup_claim(warehouses: u32, paper: f64, ours: f64, e: &Evidence) -> Claim {
+    Claim::new(
+        &format!("maximum R_apl/R_gen, {warehouses} warehouses"),
+        SOURCE,
+        "ratio",
+        paper,
+        ours,
+    )
+    .explain_if_missed(format!(
+        "Best window {} MB: folding keeps {:.0}% of the records and the applier does {:.3} page \
+         I/Os per record, against {:.3} in LSN order (R_apl/R_gen {:.2}) and the primary's \
+         {:.3} per record (its reads included). Both appliers go through the same 512 MB buffer \
+         pool, which already absorbs the hot rows, so compaction removes few I/Os; sorting makes \
+         the rest ascending, which on a few drives holding the database (random I/O already \
+         short-stroked, SPTF over 8 queued) is a few times, not tens of times, faster. The \
+         paper's HiRDB applier, its I/O trace and its volume size are not available to compare.",
+        e.best_window_mb,
+        100.0 * e.best_records_kept,
+        e.best_ios_per_record,
+        e.lsn_ios_per_record,
+        e.lsn_speedup,
+        e.primary_ios_per_record
+    ))
+}

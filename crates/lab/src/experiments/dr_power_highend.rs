@@ -1,0 +1,256 @@
+//! `dr-power-highend` — Goda and Kitsuregawa, Figure 3: the secondary's disk power,
+//! power-aware over conventional, with IBM Ultrastar 36Z15 drives, W = 16 and 160,
+//! window buffer none / 32 / 128 / 512 MB and RTOs of 30, 100 and 300 s (the paper
+//! goes to 1,000 s; `spinstack dr --rto 1000` runs one such point). Paper:
+//! 85% of the power saved with a 512 MB window; RTO 30 s fails (shorter than the
+//! 26 s spin-up plus 15 s spin-down); longer RTOs help only slightly.
+
+use super::dr_common::{self as dr, ULTRASTAR};
+use crate::claim::{Claim, Tolerance};
+use crate::harness::{Experiment, Outcome, RunContext};
+use crate::plot::{Figure, LegendCorner, Mark, Panel, PanelContent, Series};
+use crate::table::DataTable;
+use crate::LabError;
+use spinstack_replication::study::PointReport;
+
+pub struct DrPowerHighend;
+
+const SOURCE: &str = "§4, Fig. 3";
+const WINDOWS: [Option<u64>; 4] = [None, Some(32), Some(128), Some(512)];
+const RTOS: [u64; 3] = [30, 100, 300];
+const WAREHOUSES: [u32; 2] = [16, 160];
+/// Batch cycles whose energy is measured per point.
+const CYCLES: u32 = 2;
+
+/// The (window, RTO) points. Without a window the applier is barely faster than
+/// the primary, so a long RTO means batches of hours that cost minutes to
+/// simulate: that row stops at 100 s (its saving is already the smallest).
+fn grid() -> Vec<(Option<u64>, u64)> {
+    WINDOWS
+        .iter()
+        .flat_map(|&w| {
+            RTOS.iter()
+                .filter(move |&&r| w.is_some() || r <= 100)
+                .map(move |&r| (w, r))
+        })
+        .collect()
+}
+
+impl Experiment for DrPowerHighend {
+    fn id(&self) -> &'static str {
+        "dr-power-highend"
+    }
+    fn title(&self) -> &'static str {
+        "Power-aware DR: secondary power vs window buffer and RTO, Ultrastar 36Z15 (Goda, Figure 3)"
+    }
+    fn run(&self, context: &RunContext) -> Result<Outcome, LabError> {
+        context
+            .progress
+            .set_length((WAREHOUSES.len() * grid().len()) as u64);
+        let mut all: Vec<(u32, Vec<PointReport>)> = Vec::new();
+        let mut notes = Vec::new();
+        for warehouses in WAREHOUSES {
+            let site = dr::site(self.id(), ULTRASTAR, warehouses, context)?;
+            let points: Vec<_> = grid()
+                .into_iter()
+                .map(|(w, r)| {
+                    let mut point = dr::point(w, r, context.seed);
+                    point.cycles = CYCLES;
+                    point
+                })
+                .collect();
+            let reports = dr::run_grid(self.id(), &site, &points, context)?;
+            if notes.is_empty() {
+                notes = dr::setup_notes(&site, &context.scale);
+            }
+            notes.push(format!(
+                "W = {warehouses}: R_gen {:.0} B/s, conventional {:.2} W per data drive.",
+                site.primary.r_gen_bytes_per_s, site.conventional.watts_per_drive
+            ));
+            all.push((warehouses, reports));
+        }
+        let data = table(&all);
+        Ok(Outcome {
+            data,
+            figure: figure(&all),
+            claims: claims(&all),
+            notes,
+        })
+    }
+}
+
+fn find(
+    all: &[(u32, Vec<PointReport>)],
+    w: u32,
+    window: Option<u64>,
+    rto: u64,
+) -> Option<&PointReport> {
+    let reports = &all.iter().find(|(x, _)| *x == w)?.1;
+    reports
+        .iter()
+        .find(|r| r.window_bytes == window.map(|m| m * dr::MB) && r.rto_s == rto as f64)
+}
+
+fn table(all: &[(u32, Vec<PointReport>)]) -> DataTable {
+    let mut data = DataTable::new(&[
+        "warehouses",
+        "window",
+        "rto_s",
+        "r_apl_over_r_gen",
+        "batch_interval_s",
+        "normalized_power",
+        "saved_percent",
+        "mode_changes_per_day",
+        "failover_trials",
+        "rto_violations",
+        "rpo_lost_transactions",
+        "plan_attempts",
+        "refused",
+    ]);
+    for (w, reports) in all {
+        for r in reports {
+            data.push(vec![
+                (*w).into(),
+                dr::window_label(r.window_bytes).into(),
+                r.rto_s.into(),
+                r.apply_speedup.into(),
+                r.batch_interval_s.unwrap_or(f64::NAN).into(),
+                r.normalized_power.unwrap_or(f64::NAN).into(),
+                dr::saved_percent(r).unwrap_or(f64::NAN).into(),
+                r.mode_changes_per_day.unwrap_or(f64::NAN).into(),
+                r.failover_trials.into(),
+                r.rto_violations.into(),
+                r.rpo_lost_transactions.into(),
+                r.plan_attempts.into(),
+                r.plan_refused.clone().unwrap_or_default().into(),
+            ]);
+        }
+    }
+    data
+}
+
+fn claims(all: &[(u32, Vec<PointReport>)]) -> Vec<Claim> {
+    let mut claims = Vec::new();
+    for w in WAREHOUSES {
+        let best = find(all, w, Some(512), 100).expect("in the grid");
+        let saved = dr::saved_percent(best).unwrap_or(0.0);
+        claims.push(
+            Claim::with_tolerance(
+                &format!("W = {w}, 512 MB window, RTO 100 s: secondary power saved"),
+                SOURCE,
+                "%",
+                85.0,
+                saved,
+                Tolerance::Absolute(5.0),
+            )
+            .explain_if_missed(format!(
+                "Measured R_apl/R_gen {:.2} (the paper: up to {}), so the plan's batch interval is \
+                 {:.0} s with {:.0} s of it applying: the data drives average {:.2} W against \
+                 {:.2} W conventional. The saving is set by R_apl/R_gen: the paper's 85% needs a \
+                 speedup of about 35 (its Table 3: 2,150 s at RTO 100 s). Our sorted windows apply \
+                 only about twice as fast as LSN order because the buffer pool already absorbs the \
+                 hot rows and random I/O on drives holding W = {w} is short-stroked (see \
+                 dr-apply-speedup).",
+                best.apply_speedup,
+                if w == 16 { "20.5" } else { "49.3" },
+                best.batch_interval_s.unwrap_or(f64::NAN),
+                best.measured_apply_time_s.unwrap_or(f64::NAN),
+                best.data_watts_power_aware.unwrap_or(f64::NAN),
+                best.data_watts_conventional,
+            )),
+        );
+    }
+    let refused_30 = all
+        .iter()
+        .flat_map(|(_, r)| r)
+        .filter(|r| r.rto_s == 30.0)
+        .all(|r| r.plan_refused.is_some());
+    claims.push(
+        Claim::with_tolerance(
+            "RTO 30 s fails on the Ultrastar (1 = every 30 s configuration refused)",
+            SOURCE,
+            "yes=1",
+            1.0,
+            if refused_30 { 1.0 } else { 0.0 },
+            Tolerance::Absolute(0.0),
+        )
+        .explain("The planner refuses an RTO not above spin-up + spin-down = 26 s + 15 s = 41 s."),
+    );
+    let gain = |w| {
+        let at = |rto| {
+            find(all, w, Some(512), rto)
+                .and_then(dr::saved_percent)
+                .unwrap_or(f64::NAN)
+        };
+        let gain = at(300) - at(100);
+        // A refused point has no saving to compare: 0 (the table shows which).
+        if gain.is_finite() {
+            gain
+        } else {
+            0.0
+        }
+    };
+    claims.push(
+        Claim::with_tolerance(
+            "longer RTOs help only slightly: extra saving from RTO 100 s to 300 s, W = 160, 512 MB (percentage points)",
+            SOURCE,
+            "pp",
+            10.0,
+            gain(160),
+            Tolerance::LessThan,
+        )
+        .explain(format!(
+            "The paper gives no number ('its contribution was slight'); the bound of 10 points is \
+             ours. W = 16 gains {:.1} points.",
+            gain(16)
+        )),
+    );
+    let violations: u32 = all
+        .iter()
+        .flat_map(|(_, r)| r)
+        .map(|r| r.rto_violations + r.rpo_lost_transactions as u32)
+        .sum();
+    claims.push(
+        Claim::with_tolerance(
+            "failover trials missing the RTO or losing an acknowledged transaction, every accepted configuration",
+            "§3.1",
+            "trials",
+            0.0,
+            f64::from(violations),
+            Tolerance::Absolute(0.0),
+        )
+        .explain("1,000 seeded disaster instants per accepted configuration."),
+    );
+    claims
+}
+
+fn figure(all: &[(u32, Vec<PointReport>)]) -> Figure {
+    let panels = all
+        .iter()
+        .map(|(w, _)| {
+            let series = RTOS
+                .iter()
+                .enumerate()
+                .filter(|(_, &rto)| rto != 30)
+                .map(|(color, &rto)| {
+                    let points = WINDOWS
+                        .iter()
+                        .filter_map(|&window| {
+                            let p = find(all, *w, window, rto)?.normalized_power?;
+                            Some((window.map_or(0.0, |m| m as f64), p))
+                        })
+                        .collect();
+                    Series::new(&format!("RTO {rto} s"), Mark::Line, color, points)
+                })
+                .collect();
+            Panel {
+                title: format!("W = {w}: power-aware / conventional (RTO 30 s refused)"),
+                x_label: "window buffer (MB; 0 = none)".to_string(),
+                y_label: "normalized secondary power".to_string(),
+                content: PanelContent::Lines(series),
+                legend: LegendCorner::UpperRight,
+            }
+        })
+        .collect();
+    Figure { panels }
+}

@@ -1,0 +1,253 @@
+//! A reader of PostgreSQL's `pg_waldump` text output (PostgreSQL 15's format):
+//! one line per WAL record,
+//!
+//! ```text
+//! rmgr: Heap        len (rec/tot):    171/   171, tx:        736, lsn: 0/02188A60, prev 0/02188A28, desc: UPDATE off 50 xmax 736 flags 0x03 ; new off 22 xmax 0, blkref #0: rel 1663/5/16396 blk 1639, blkref #1: rel 1663/5/16396 blk 433
+//! ```
+//!
+//! Each block reference becomes one [`LogRecord`] on that block's page (pages are
+//! numbered relation by relation, fork by fork, in the order of the relations'
+//! identifiers); the record's size is its total length split over its block
+//! references. Kind: descriptions starting with `INSERT` (heap and index inserts)
+//! are inserts, `DELETE` deletes, everything else with a block reference
+//! (updates, HOT updates, pruning, locks) updates. The row is the block and the
+//! tuple offset the record names (`new off` for an update: PostgreSQL writes a
+//! new tuple version). A `COMMIT` ends its transaction: its last record with a
+//! block reference carries `ends_transaction`. Records without block references
+//! (commits, locks, file creation) write no page and give no record.
+//!
+//! Bad input is an error naming the line and what was wrong with it (a dump whose
+//! last line has no line end was cut short and is refused); lines that
+//! `pg_waldump` writes about itself (`pg_waldump: ...`) and blank lines are skipped.
+
+use crate::log::{LogRecord, Lsn, PageId, RecordId, RecordKind};
+use std::collections::{BTreeMap, HashMap};
+
+/// Why a dump could not be read.
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+pub enum WalError {
+    #[error("{source_name}:{line}: {problem} (in {text:?})")]
+    Line {
+        source_name: String,
+        line: usize,
+        problem: String,
+        text: String,
+    },
+    #[error("{source_name}: no WAL record with a block reference")]
+    Empty { source_name: String },
+}
+
+/// A dump read into records.
+#[derive(Clone, Debug, PartialEq)]
+pub struct WalLog {
+    pub records: Vec<LogRecord>,
+    /// Pages the relations occupy (block numbers seen, per relation and fork).
+    pub pages: u64,
+    pub transactions: u64,
+    pub wal_records: u64,
+}
+
+/// One block reference before pages are numbered.
+struct BlockRef {
+    /// Tablespace, database, relation, fork.
+    relation: (u64, u64, u64, String),
+    block: u64,
+}
+
+struct Parsed {
+    lsn: u64,
+    bytes: u32,
+    transaction: u64,
+    kind: RecordKind,
+    commit: bool,
+    offset: u64,
+    blocks: Vec<BlockRef>,
+}
+
+fn field<'a>(text: &'a str, name: &str) -> Result<&'a str, String> {
+    let at = text
+        .find(name)
+        .ok_or_else(|| format!("no `{name}` field"))?;
+    let rest = text[at + name.len()..].trim_start();
+    Ok(rest.split([',', ' ']).next().unwrap_or(""))
+}
+
+fn number(text: &str, what: &str) -> Result<u64, String> {
+    text.trim()
+        .parse()
+        .map_err(|_| format!("{what} {text:?} is not a number"))
+}
+
+fn parse_line(line: &str) -> Result<Parsed, String> {
+    let rest = line
+        .strip_prefix("rmgr:")
+        .ok_or("not a `rmgr:` record line")?;
+    let (head, desc) = rest.split_once("desc: ").ok_or("no `desc:` field")?;
+    let lengths = field(head, "len (rec/tot):")?;
+    let total = head
+        .split_once("len (rec/tot):")
+        .and_then(|(_, after)| after.split_once('/'))
+        .map(|(_, tot)| tot.trim_start().split(',').next().unwrap_or(""))
+        .ok_or_else(|| format!("length {lengths:?} is not rec/tot"))?;
+    let bytes = number(total, "total length")?;
+    let transaction = number(field(head, "tx:")?, "transaction id")?;
+    let lsn_text = field(head, "lsn:")?;
+    let (high, low) = lsn_text
+        .split_once('/')
+        .ok_or_else(|| format!("LSN {lsn_text:?} is not X/Y"))?;
+    let hex = |h: &str| {
+        u64::from_str_radix(h, 16).map_err(|_| format!("LSN {lsn_text:?} is not hexadecimal"))
+    };
+    let lsn = (hex(high)? << 32) | hex(low)?;
+    let mut parts = desc.split(", blkref #");
+    let description = parts.next().unwrap_or("");
+    let word = description.split_whitespace().next().unwrap_or("");
+    let kind = if word.starts_with("INSERT") || word.starts_with("MULTI_INSERT") {
+        RecordKind::Insert
+    } else if word.starts_with("DELETE") {
+        RecordKind::Delete
+    } else {
+        RecordKind::Update
+    };
+    let offset_text = description
+        .rsplit_once("new off ")
+        .map(|(_, after)| after)
+        .or_else(|| description.split_once("off ").map(|(_, after)| after))
+        .and_then(|after| after.split_whitespace().next());
+    let offset = match offset_text {
+        Some(text) => number(text.trim_end_matches([',', ';', ':']), "tuple offset")?,
+        None => 0,
+    };
+    let mut blocks = Vec::new();
+    for reference in parts {
+        let (_, after) = reference
+            .split_once(": rel ")
+            .ok_or_else(|| format!("block reference {reference:?} has no `rel`"))?;
+        let mut words = after.split_whitespace();
+        let relation = words.next().ok_or("block reference without a relation")?;
+        let ids: Vec<u64> = relation
+            .split('/')
+            .map(|id| id.parse().ok())
+            .collect::<Option<_>>()
+            .filter(|ids: &Vec<u64>| ids.len() == 3)
+            .ok_or_else(|| format!("relation {relation:?} is not spc/db/rel"))?;
+        let mut fork = "main";
+        let mut block = None;
+        while let Some(w) = words.next() {
+            match w {
+                "fork" => fork = words.next().ok_or("`fork` without a name")?,
+                "blk" => {
+                    let text = words.next().ok_or("`blk` without a number")?;
+                    block = Some(number(text.trim_end_matches(','), "block number")?);
+                }
+                _ => {}
+            }
+        }
+        let block = block.ok_or_else(|| format!("block reference {reference:?} has no `blk`"))?;
+        blocks.push(BlockRef {
+            relation: (ids[0], ids[1], ids[2], fork.to_string()),
+            block,
+        });
+    }
+    Ok(Parsed {
+        lsn,
+        bytes: u32::try_from(bytes).map_err(|_| format!("total length {bytes} too large"))?,
+        transaction,
+        kind,
+        commit: head.trim_start().starts_with("Transaction") && word == "COMMIT",
+        offset,
+        blocks,
+    })
+}
+
+/// Read a dump (`source_name` names it in errors).
+pub fn parse(source_name: &str, text: &str) -> Result<WalLog, WalError> {
+    let mut parsed = Vec::new();
+    let lines = text.lines().count();
+    if !text.is_empty() && !text.ends_with('\n') {
+        // pg_waldump ends every line; a last line without its end was cut short
+        // (and may still look like a complete record).
+        return Err(WalError::Line {
+            source_name: source_name.to_string(),
+            line: lines,
+            problem: "the dump ends in the middle of this line (truncated)".to_string(),
+            text: text
+                .lines()
+                .last()
+                .unwrap_or("")
+                .chars()
+                .take(120)
+                .collect(),
+        });
+    }
+    for (index, line) in text.lines().enumerate() {
+        let trimmed = line.trim();
+        if trimmed.is_empty() || trimmed.starts_with("pg_waldump:") {
+            continue;
+        }
+        let record = parse_line(trimmed).map_err(|problem| WalError::Line {
+            source_name: source_name.to_string(),
+            line: index + 1,
+            problem,
+            text: trimmed.chars().take(120).collect(),
+        })?;
+        parsed.push(record);
+    }
+    // Number pages: relations in order, each as many pages as its highest block.
+    let mut highest: BTreeMap<&(u64, u64, u64, String), u64> = BTreeMap::new();
+    for p in &parsed {
+        for b in &p.blocks {
+            let h = highest.entry(&b.relation).or_insert(0);
+            *h = (*h).max(b.block);
+        }
+    }
+    let mut base: HashMap<&(u64, u64, u64, String), u64> = HashMap::new();
+    let mut pages = 0;
+    for (relation, high) in &highest {
+        base.insert(relation, pages);
+        pages += high + 1;
+    }
+    let mut records = Vec::new();
+    let mut last_of_transaction: HashMap<u64, usize> = HashMap::new();
+    let mut transactions = 0;
+    for p in &parsed {
+        if p.commit {
+            transactions += 1;
+            if let Some(&index) = last_of_transaction.get(&p.transaction) {
+                let record: &mut LogRecord = &mut records[index];
+                record.ends_transaction = true;
+            }
+            continue;
+        }
+        let share = p.bytes / p.blocks.len().max(1) as u32;
+        for b in &p.blocks {
+            let page = base[&b.relation] + b.block;
+            records.push(LogRecord {
+                lsn: Lsn(p.lsn),
+                record: RecordId((page << 16) | (p.offset & 0xffff)),
+                page: PageId(page),
+                bytes: share.max(1),
+                kind: p.kind,
+                ends_transaction: false,
+            });
+            if p.transaction != 0 {
+                last_of_transaction.insert(p.transaction, records.len() - 1);
+            }
+        }
+    }
+    if records.is_empty() {
+        return Err(WalError::Empty {
+            source_name: source_name.to_string(),
+        });
+    }
+    // Records of one WAL record share its LSN; number them apart, in order.
+    for (index, record) in records.iter_mut().enumerate() {
+        record.lsn = Lsn(index as u64);
+    }
+    Ok(WalLog {
+        records,
+        pages,
+        transactions,
+        wal_records: parsed.len() as u64,
+    })
+}

@@ -1,0 +1,437 @@
+//! One configuration of the secondary studied against a measured [`Site`]: the
+//! applier's rate for its window buffer, the batch plan, the power-aware timeline,
+//! the failover trials and the energy against the conventional secondary; and
+//! [`run_points`], which studies many configurations of one site on all cores
+//! (a library function with no global state: a front end may send it any grid).
+
+use crate::apply::{measure_rate, Applier, ApplyRate, RateLimits};
+use crate::energy::{self, DriveEnergy, StorageConfiguration, P5_595};
+use crate::failover::{run_trials, TrialConfig, Trials};
+use crate::log::PAGE_BYTES;
+use crate::plan::{plan, BatchPlan, PlanInput};
+use crate::site::Site;
+use crate::timeline::{run_timeline, Arrivals, TimelineConfig};
+use crate::volume::{DataVolume, VolumeError};
+use serde::Serialize;
+use spinstack_sim::device::StandbyLevel;
+use spinstack_sim::units::Nanoseconds;
+
+/// One configuration of the secondary.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct PointConfig {
+    /// Window buffer; `None`: no compaction (records applied in LSN order).
+    pub window_bytes: Option<u64>,
+    pub rto: Nanoseconds,
+    pub standby: StandbyLevel,
+    /// Batch cycles whose energy is measured.
+    pub cycles: u32,
+    pub failover_trials: u32,
+    pub inter_site_latency: Nanoseconds,
+    pub storage: StorageConfiguration,
+    pub seed: u64,
+}
+
+impl PointConfig {
+    pub fn new(window_bytes: Option<u64>, rto: Nanoseconds, seed: u64) -> PointConfig {
+        PointConfig {
+            window_bytes,
+            rto,
+            standby: StandbyLevel(0),
+            cycles: 3,
+            failover_trials: 1000,
+            inter_site_latency: Nanoseconds::from_ms(1),
+            storage: P5_595,
+            seed,
+        }
+    }
+}
+
+/// Why a configuration could not be studied (a refused plan is not an error: it
+/// is reported in [`PointReport::plan_refused`]).
+#[derive(Debug, thiserror::Error)]
+pub enum StudyError {
+    #[error(transparent)]
+    Volume(#[from] VolumeError),
+    #[error("standby level {level} does not exist: {disk} has {levels} ({names})")]
+    NoSuchStandby {
+        level: u8,
+        disk: String,
+        levels: usize,
+        names: String,
+    },
+}
+
+/// Everything `spinstack dr --json` prints for one configuration.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct PointReport {
+    pub warehouses: u32,
+    pub transactions: u64,
+    pub disk: String,
+    pub standby: String,
+    pub window_bytes: Option<u64>,
+    pub rto_s: f64,
+    pub transactions_per_s: f64,
+    pub r_gen_per_s: f64,
+    /// R_apl the accepted plan used (measured; see `plan_attempts`).
+    pub r_apl_per_s: f64,
+    pub apply_speedup: f64,
+    /// R_apl from applying full windows back to back (the first measurement).
+    pub calibrated_r_apl_per_s: f64,
+    /// R_apl the batches of the last timeline achieved.
+    pub timeline_r_apl_per_s: Option<f64>,
+    /// Plans tried (a plan is replaced when its batches applied slower than it
+    /// assumed or a trial missed the RTO).
+    pub plan_attempts: u32,
+    pub records_kept_by_compaction: f64,
+    /// The planner's refusal, when it refused (also when no plan held the RTO in
+    /// simulation).
+    pub plan_refused: Option<String>,
+    /// Why an accepted plan was not simulated (no energy or trials then).
+    pub not_simulated: Option<String>,
+    pub plan: Option<BatchPlan>,
+    pub batch_interval_s: Option<f64>,
+    /// Planned T_apl.
+    pub apply_time_s: Option<f64>,
+    /// Mean measured apply time per batch.
+    pub measured_apply_time_s: Option<f64>,
+    pub sleeps: bool,
+    pub normalized_power: Option<f64>,
+    pub data_watts_power_aware: Option<f64>,
+    pub data_watts_conventional: f64,
+    pub log_watts: f64,
+    pub mode_changes_per_day: Option<f64>,
+    pub failover_trials: u32,
+    pub rto_violations: u32,
+    pub rpo_lost_transactions: u64,
+    pub worst_recovery_s: Option<f64>,
+    pub trials: Option<Trials>,
+    pub fell_behind: bool,
+    /// Data drive 0 of the power-aware timeline, and of the conventional run.
+    pub drive_power_aware: Option<DriveEnergy>,
+    pub drive_conventional: Option<DriveEnergy>,
+    pub log_drive: DriveEnergy,
+}
+
+fn standby_penalties(
+    site: &Site,
+    level: StandbyLevel,
+) -> Result<(Nanoseconds, Nanoseconds, String), StudyError> {
+    let levels = &site.spec.power.standby;
+    let spec = levels
+        .get(level.0 as usize)
+        .ok_or_else(|| StudyError::NoSuchStandby {
+            level: level.0,
+            disk: site.spec.name.clone(),
+            levels: levels.len(),
+            names: levels
+                .iter()
+                .map(|l| l.name.as_str())
+                .collect::<Vec<_>>()
+                .join(", "),
+        })?;
+    Ok((
+        Nanoseconds::from_ms_f64(spec.exit_ms),
+        Nanoseconds::from_ms_f64(spec.enter_ms),
+        spec.name.clone(),
+    ))
+}
+
+/// The applier of a window size: its buffer pool holds the simulated drives'
+/// share of the frames and is warmed like the conventional one's.
+fn applier_for(site: &Site, window_bytes: Option<u64>) -> Applier {
+    let (drives, keep) = (site.config.data_drives as u64, simulated(site) as u64);
+    let frames = site.config.buffer_pool_bytes / PAGE_BYTES * keep / drives;
+    let mut applier = Applier::new(window_bytes.is_some(), frames as usize, site.workload.pages);
+    let warm: Vec<_> = site.workload.records[..site.workload.first_measured]
+        .iter()
+        .filter(|r| r.page.0 % drives < keep)
+        .copied()
+        .collect();
+    applier.warm(&warm);
+    applier
+}
+
+fn simulated(site: &Site) -> usize {
+    site.config
+        .simulated_drives
+        .clamp(1, site.config.data_drives)
+}
+
+/// Without a window buffer, work is still cut into chunks of this size.
+const LSN_ORDER_CHUNK_BYTES: u64 = 8 << 20;
+
+/// The applier's rate for `window_bytes` on a fresh data volume.
+pub fn calibrate(site: &Site, window_bytes: Option<u64>) -> Result<ApplyRate, StudyError> {
+    let mut volume = DataVolume::new(&site.spec, site.config.data_drives, site.workload.pages)?;
+    let mut applier = applier_for(site, window_bytes);
+    let limits = RateLimits {
+        queue_depth: site.config.apply_queue_depth,
+        max_windows: 3,
+        max_page_ios: 2 * site.config.io_sample as u64,
+        simulated_drives: simulated(site),
+    };
+    Ok(measure_rate(
+        &mut applier,
+        &mut volume,
+        site.workload.measured(),
+        window_bytes.unwrap_or(LSN_ORDER_CHUNK_BYTES),
+        limits,
+    )?)
+}
+
+/// Most times a configuration is planned and simulated before its result stands
+/// (after that it is refused).
+pub const MAX_PLAN_ATTEMPTS: u32 = 4;
+
+/// A plan whose batches hold more than this many times the generated log is not
+/// simulated (the log would be replayed that often per batch, and the cost of a
+/// point grows with it).
+pub const MAX_BATCH_OVER_LOG: f64 = 4.0;
+
+/// Run the power-aware timeline of `batch`.
+fn simulate<'a>(
+    site: &Site,
+    point: &PointConfig,
+    batch: &BatchPlan,
+    spin_up: Nanoseconds,
+    spin_down: Nanoseconds,
+    records: &'a [crate::log::LogRecord],
+) -> Result<(crate::timeline::Timeline, Arrivals<'a>, bool), StudyError> {
+    let r_gen = site.primary.r_gen_bytes_per_s;
+    let sleeps = batch.batch_interval_s - batch.apply_time_s > (spin_up + spin_down).as_secs_f64();
+    let backlog = r_gen * (batch.batch_interval_s - batch.apply_time_s);
+    let arrivals = Arrivals::new(records, r_gen, backlog);
+    let volume = DataVolume::new(&site.spec, site.config.data_drives, site.workload.pages)?;
+    let timeline = run_timeline(
+        volume,
+        applier_for(site, point.window_bytes),
+        &arrivals,
+        &TimelineConfig {
+            batch_interval: Nanoseconds::from_ms_f64(batch.batch_interval_s * 1e3),
+            spin_up,
+            spin_down,
+            standby: point.standby,
+            window_bytes: point.window_bytes.unwrap_or(LSN_ORDER_CHUNK_BYTES),
+            cycles: point.cycles,
+            queue_depth: site.config.apply_queue_depth,
+            sleeps,
+            simulated_drives: simulated(site),
+        },
+    )?;
+    Ok((timeline, arrivals, sleeps))
+}
+
+/// Study one configuration.
+pub fn study_point(site: &Site, point: &PointConfig) -> Result<PointReport, StudyError> {
+    let (spin_up, spin_down, standby_name) = standby_penalties(site, point.standby)?;
+    let r_gen = site.primary.r_gen_bytes_per_s;
+    let mut rate = calibrate(site, point.window_bytes)?;
+    let plan_for = |r_apl: f64| {
+        plan(&PlanInput {
+            r_gen_bytes_per_s: r_gen,
+            r_apl_bytes_per_s: r_apl,
+            rto: point.rto,
+            spin_up,
+            spin_down,
+        })
+    };
+    let mut planned = plan_for(rate.bytes_per_s);
+    // A batch backlog smaller than the window buffer fills only part of it, and a
+    // smaller window compacts less: measure at the backlog's size and plan again.
+    if let (Ok(p), Some(window)) = (&planned, point.window_bytes) {
+        let backlog = (r_gen * (p.batch_interval_s - p.apply_time_s)) as u64;
+        if backlog < window {
+            let smaller = calibrate(site, Some(backlog.max(PAGE_BYTES)))?;
+            if smaller.bytes_per_s < rate.bytes_per_s {
+                rate.bytes_per_s = smaller.bytes_per_s;
+                planned = plan_for(rate.bytes_per_s);
+            }
+        }
+    }
+    let log_bytes_per_s = r_gen / site.config.data_drives as f64
+        * f64::from(point.storage.data_drives)
+        / f64::from(point.storage.log_drives);
+    let (log_watts, log_drive) = energy::log_drive_watts(&site.spec, log_bytes_per_s, 20_000)?;
+    let conventional_watts = site.conventional.watts_per_drive;
+    let conventional_span = Nanoseconds::from_ms_f64(site.conventional.span_s * 1e3);
+    let mut report = PointReport {
+        warehouses: site.config.warehouses,
+        transactions: site.config.transactions,
+        disk: site.spec.name.clone(),
+        standby: standby_name,
+        window_bytes: point.window_bytes,
+        rto_s: point.rto.as_secs_f64(),
+        transactions_per_s: site.primary.transactions_per_s,
+        r_gen_per_s: r_gen,
+        r_apl_per_s: rate.bytes_per_s,
+        apply_speedup: rate.bytes_per_s / r_gen,
+        calibrated_r_apl_per_s: rate.bytes_per_s,
+        timeline_r_apl_per_s: None,
+        plan_attempts: 0,
+        records_kept_by_compaction: rate.records_kept,
+        plan_refused: None,
+        not_simulated: None,
+        plan: None,
+        batch_interval_s: None,
+        apply_time_s: None,
+        measured_apply_time_s: None,
+        sleeps: false,
+        normalized_power: None,
+        data_watts_power_aware: None,
+        data_watts_conventional: conventional_watts,
+        log_watts,
+        mode_changes_per_day: None,
+        failover_trials: 0,
+        rto_violations: 0,
+        rpo_lost_transactions: 0,
+        worst_recovery_s: None,
+        trials: None,
+        fell_behind: false,
+        drive_power_aware: None,
+        drive_conventional: site
+            .conventional
+            .energy
+            .first()
+            .map(|r| DriveEnergy::of(r, conventional_span)),
+        log_drive,
+    };
+    // R_apl is what applying the batches measures: plan with the calibrated rate,
+    // run the timeline, and while its batches applied slower than planned (or a
+    // trial missed the RTO) plan again with the rate they achieved.
+    let records = site.workload.measured();
+    let mut attempt = 0;
+    let (batch, sleeps, arrivals, timeline, trials) = loop {
+        attempt += 1;
+        let batch = match planned {
+            Ok(batch) => batch,
+            Err(refusal) => {
+                report.plan_refused = Some(refusal.to_string());
+                report.r_apl_per_s = rate.bytes_per_s;
+                report.apply_speedup = rate.bytes_per_s / r_gen;
+                report.plan_attempts = attempt;
+                return Ok(report);
+            }
+        };
+        let (timeline, arrivals, sleeps) =
+            simulate(site, point, &batch, spin_up, spin_down, records)?;
+        let trials = run_trials(
+            &timeline,
+            &arrivals,
+            &TrialConfig {
+                trials: point.failover_trials,
+                seed: point.seed,
+                rto: point.rto,
+                spin_up,
+                spin_down,
+                inter_site_latency: point.inter_site_latency,
+                calibrated_bytes_per_s: rate.bytes_per_s,
+            },
+        );
+        let achieved = timeline.applied_bytes_per_s(&arrivals, point.cycles);
+        let held = trials.rto_violations == 0 && !timeline.fell_behind;
+        if held {
+            break (batch, sleeps, arrivals, timeline, trials);
+        }
+        if attempt >= MAX_PLAN_ATTEMPTS {
+            report.plan_refused = Some(format!(
+                "no plan held the RTO in simulation after {attempt} attempts (the last: T_wnd \
+                 {:.0} s, {} of {} failover trials over the RTO, worst recovery {:.1} s)",
+                batch.batch_interval_s,
+                trials.rto_violations,
+                trials.trials,
+                trials.worst_recovery_s
+            ));
+            report.r_apl_per_s = rate.bytes_per_s;
+            report.apply_speedup = rate.bytes_per_s / r_gen;
+            report.plan_attempts = attempt;
+            return Ok(report);
+        }
+        rate.bytes_per_s = if achieved < rate.bytes_per_s {
+            achieved * 0.95
+        } else {
+            rate.bytes_per_s * 0.8
+        };
+        planned = plan_for(rate.bytes_per_s);
+    };
+    report.r_apl_per_s = rate.bytes_per_s;
+    report.apply_speedup = rate.bytes_per_s / r_gen;
+    report.plan_attempts = attempt;
+    report.timeline_r_apl_per_s = Some(timeline.applied_bytes_per_s(&arrivals, point.cycles));
+    let aware_watts = energy::mean_watts(&timeline.energy, timeline.span);
+    let measured_cycles = &timeline.cycles[..point.cycles as usize];
+    let apply_s: f64 = measured_cycles
+        .iter()
+        .map(|c| (c.applied - c.ready).as_secs_f64())
+        .sum::<f64>()
+        / measured_cycles.len().max(1) as f64;
+    let spin_ups: u64 = timeline.energy.iter().map(|r| r.spin_ups).sum();
+    let days = timeline.span.as_secs_f64() / 86_400.0;
+    report.plan = Some(batch);
+    report.batch_interval_s = Some(batch.batch_interval_s);
+    report.apply_time_s = Some(batch.apply_time_s);
+    report.measured_apply_time_s = Some(apply_s);
+    report.sleeps = sleeps;
+    report.normalized_power = Some(energy::normalized_power(
+        &point.storage,
+        aware_watts,
+        conventional_watts,
+        log_watts,
+    ));
+    report.data_watts_power_aware = Some(aware_watts);
+    report.mode_changes_per_day =
+        Some(spin_ups as f64 / timeline.energy.len().max(1) as f64 / days.max(1e-12));
+    report.failover_trials = trials.trials;
+    report.rto_violations = trials.rto_violations;
+    report.rpo_lost_transactions = trials.rpo_lost_transactions;
+    report.worst_recovery_s = Some(trials.worst_recovery_s);
+    report.trials = Some(trials);
+    report.fell_behind = timeline.fell_behind;
+    report.drive_power_aware = timeline
+        .energy
+        .first()
+        .map(|r| DriveEnergy::of(r, timeline.span));
+    Ok(report)
+}
+
+/// Study every point of `points` against `site`, on all cores, results in the
+/// order of `points`; `on_done` is called once per finished point (progress).
+pub fn run_points(
+    site: &Site,
+    points: &[PointConfig],
+    on_done: &(dyn Fn() + Sync),
+) -> Vec<Result<PointReport, StudyError>> {
+    parallel_map(points, |point| {
+        let result = study_point(site, point);
+        on_done();
+        result
+    })
+}
+
+/// `f` over `items` on all cores, results in the order of `items`.
+pub fn parallel_map<T: Sync, R: Send>(items: &[T], f: impl Fn(&T) -> R + Sync) -> Vec<R> {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::sync::Mutex;
+    let next = AtomicUsize::new(0);
+    let results: Mutex<Vec<Option<R>>> = Mutex::new((0..items.len()).map(|_| None).collect());
+    let workers = std::thread::available_parallelism()
+        .map_or(1, |n| n.get())
+        .min(items.len().max(1));
+    std::thread::scope(|scope| {
+        for _ in 0..workers {
+            scope.spawn(|| loop {
+                let index = next.fetch_add(1, Ordering::Relaxed);
+                let Some(item) = items.get(index) else {
+                    break;
+                };
+                let result = f(item);
+                results.lock().expect("no worker panicked")[index] = Some(result);
+            });
+        }
+    });
+    results
+        .into_inner()
+        .expect("no worker panicked")
+        .into_iter()
+        .map(|r| r.expect("every item was run"))
+        .collect()
+}
