@@ -61,6 +61,7 @@ pub mod allocator;
 pub mod block;
 pub mod cache;
 pub mod config;
+mod pages;
 pub mod readahead;
 mod readahead_state;
 pub mod scan;

@@ -22,39 +22,9 @@
 //! that is below `max / 16`, else 2 ×, never above `max` (a 1-page reader sees
 //! 4, 8, 16, 32, 32, ... pages with `max` = 32).
 
+pub use crate::pages::{FileView, PageRange, WindowLimit};
 pub use crate::readahead_state::{initial_window, next_window, LinuxPhase, SequenceState};
 use crate::readahead_state::{FfsState, LinuxState};
-
-/// What a policy may ask about the file being read. Indices are file pages.
-pub trait FileView {
-    /// Pages in the file.
-    fn page_count(&self) -> u64;
-    /// The page is cached or already being read.
-    fn is_resident(&self, index: u64) -> bool;
-    /// Pages from `index` on that follow each other on disk (at least 1 for a
-    /// page of the file): FFS's contiguously allocated blocks left in the
-    /// cluster.
-    fn contiguous_from(&self, index: u64) -> u64;
-    /// Pages from `index` on up to the next track boundary (at least 1 for a
-    /// page of the file): the page's track, clipped.
-    fn pages_to_track_end(&self, index: u64) -> u64;
-    /// Pages one track holds, on the track of `index` (for windows measured
-    /// in tracks).
-    fn track_pages_at(&self, index: u64) -> u64;
-}
-
-/// A run of file pages.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct PageRange {
-    pub first: u64,
-    pub pages: u64,
-}
-
-impl PageRange {
-    pub fn end(self) -> u64 {
-        self.first + self.pages
-    }
-}
 
 /// What to fetch for one read: non-resident runs only, clipped to the file.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -72,14 +42,6 @@ impl ReadPlan {
             .map(|r| r.pages)
             .sum()
     }
-}
-
-/// How big a Linux window may grow.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum WindowLimit {
-    Pages(u64),
-    /// This many tracks, measured where the window starts.
-    Tracks(u64),
 }
 
 /// A read-ahead policy and its parameters (see the module's table).

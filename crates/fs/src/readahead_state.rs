@@ -1,7 +1,7 @@
 //! The states behind [`crate::readahead`]'s policies, each an enum or a small
 //! struct with its transitions in a table.
 
-use crate::readahead::{FileView, PageRange, WindowLimit};
+use crate::pages::{FileView, PageRange, WindowLimit};
 
 /// Where the reader was: the question "is this read sequential?".
 ///

@@ -4,7 +4,7 @@
 //! FFS's buffers are its 8 KB blocks).
 
 use crate::block::{BlockNumber, BlockRun, BlockSize};
-use crate::readahead::FileView;
+use crate::pages::FileView;
 use spinstack_trackmap::TrackMap;
 
 /// A laid-out file: `runs` in file order over the volume `map` describes;
