@@ -14,6 +14,7 @@ use crate::timeline::{run_timeline, Arrivals, TimelineConfig};
 use crate::volume::{DataVolume, VolumeError};
 use serde::Serialize;
 use spinstack_sim::device::StandbyLevel;
+use spinstack_sim::parallel::map_in_order;
 use spinstack_sim::units::Nanoseconds;
 
 /// One configuration of the secondary.
@@ -400,38 +401,5 @@ pub fn run_points(
     points: &[PointConfig],
     on_done: &(dyn Fn() + Sync),
 ) -> Vec<Result<PointReport, StudyError>> {
-    parallel_map(points, |point| {
-        let result = study_point(site, point);
-        on_done();
-        result
-    })
-}
-
-/// `f` over `items` on all cores, results in the order of `items`.
-pub fn parallel_map<T: Sync, R: Send>(items: &[T], f: impl Fn(&T) -> R + Sync) -> Vec<R> {
-    use std::sync::atomic::{AtomicUsize, Ordering};
-    use std::sync::Mutex;
-    let next = AtomicUsize::new(0);
-    let results: Mutex<Vec<Option<R>>> = Mutex::new((0..items.len()).map(|_| None).collect());
-    let workers = std::thread::available_parallelism()
-        .map_or(1, |n| n.get())
-        .min(items.len().max(1));
-    std::thread::scope(|scope| {
-        for _ in 0..workers {
-            scope.spawn(|| loop {
-                let index = next.fetch_add(1, Ordering::Relaxed);
-                let Some(item) = items.get(index) else {
-                    break;
-                };
-                let result = f(item);
-                results.lock().expect("no worker panicked")[index] = Some(result);
-            });
-        }
-    });
-    results
-        .into_inner()
-        .expect("no worker panicked")
-        .into_iter()
-        .map(|r| r.expect("every item was run"))
-        .collect()
+    map_in_order(points, |point| study_point(site, point), on_done)
 }

@@ -28,6 +28,7 @@ pub mod driver;
 pub mod engine;
 pub mod fake;
 pub mod members;
+pub mod parallel;
 pub mod request;
 pub mod rng;
 pub mod stats;

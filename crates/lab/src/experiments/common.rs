@@ -7,6 +7,7 @@ use crate::harness::RunContext;
 use crate::LabError;
 use spinstack_disk::drive::{Drive, DriveOptions};
 use spinstack_disk::spec::DriveSpec;
+use spinstack_sim::parallel::map_in_order;
 use spinstack_sim::request::{Operation, TimeBreakdown};
 use spinstack_sim::rng::SplitMix64;
 use spinstack_sim::units::{Lbn, Sectors};
@@ -257,32 +258,8 @@ pub fn measure_all(
     points: &[Point],
     progress: &indicatif::ProgressBar,
 ) -> Result<Vec<Run>, LabError> {
-    use std::sync::atomic::{AtomicUsize, Ordering};
-    use std::sync::Mutex;
-    let next = AtomicUsize::new(0);
-    let results: Mutex<Vec<Option<Result<Run, LabError>>>> =
-        Mutex::new((0..points.len()).map(|_| None).collect());
-    let workers = std::thread::available_parallelism()
-        .map_or(1, |n| n.get())
-        .min(points.len());
-    std::thread::scope(|scope| {
-        for _ in 0..workers {
-            scope.spawn(|| loop {
-                let index = next.fetch_add(1, Ordering::Relaxed);
-                let Some(point) = points.get(index) else {
-                    break;
-                };
-                let result = measure(point);
-                results.lock().expect("no worker panicked")[index] = Some(result);
-                progress.inc(1);
-            });
-        }
-    });
-    results
-        .into_inner()
-        .expect("no worker panicked")
+    map_in_order(points, measure, || progress.inc(1))
         .into_iter()
-        .map(|r| r.expect("every point was run"))
         .collect()
 }
 

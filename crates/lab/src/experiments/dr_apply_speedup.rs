@@ -11,7 +11,8 @@ use crate::plot::{Figure, LegendCorner, Mark, Panel, PanelContent, Series};
 use crate::table::DataTable;
 use crate::LabError;
 use spinstack_replication::apply::ApplyRate;
-use spinstack_replication::study::{calibrate, parallel_map};
+use spinstack_replication::study::calibrate;
+use spinstack_sim::parallel::map_in_order;
 
 pub struct DrApplySpeedup;
 
@@ -41,11 +42,11 @@ impl Experiment for DrApplySpeedup {
         let mut notes = Vec::new();
         for (color, warehouses) in [16u32, 160].into_iter().enumerate() {
             let site = dr::site(self.id(), ULTRASTAR, warehouses, context)?;
-            let rates: Vec<Result<ApplyRate, _>> = parallel_map(&WINDOWS, |&w| {
-                let rate = calibrate(&site, w.map(|mb| mb * dr::MB));
-                context.progress.inc(1);
-                rate
-            });
+            let rates: Vec<Result<ApplyRate, _>> = map_in_order(
+                &WINDOWS,
+                |&w| calibrate(&site, w.map(|mb| mb * dr::MB)),
+                || context.progress.inc(1),
+            );
             let r_gen = site.primary.r_gen_bytes_per_s;
             let mut points = Vec::new();
             let mut top: f64 = 0.0;

@@ -50,41 +50,6 @@ pub fn stream_efficiency(streams: u32, streaming_bytes_per_second: f64) -> f64 {
     f64::from(streams) * STREAM_BYTES_PER_SECOND / streaming_bytes_per_second
 }
 
-/// `f` over every item, on the machine's cores, results in item order (so they
-/// never depend on thread timing). `done` is called once per finished item.
-pub fn parallel_map<T: Sync, R: Send>(
-    items: &[T],
-    f: impl Fn(&T) -> R + Sync,
-    done: impl Fn() + Sync,
-) -> Vec<R> {
-    use std::sync::atomic::{AtomicUsize, Ordering};
-    use std::sync::Mutex;
-    let next = AtomicUsize::new(0);
-    let results: Mutex<Vec<Option<R>>> = Mutex::new((0..items.len()).map(|_| None).collect());
-    let workers = std::thread::available_parallelism()
-        .map_or(1, |n| n.get())
-        .min(items.len().max(1));
-    std::thread::scope(|scope| {
-        for _ in 0..workers {
-            scope.spawn(|| loop {
-                let index = next.fetch_add(1, Ordering::Relaxed);
-                let Some(item) = items.get(index) else {
-                    break;
-                };
-                let result = f(item);
-                results.lock().expect("no worker panicked")[index] = Some(result);
-                done();
-            });
-        }
-    });
-    results
-        .into_inner()
-        .expect("no worker panicked")
-        .into_iter()
-        .map(|r| r.expect("every item was mapped"))
-        .collect()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -96,13 +61,5 @@ mod tests {
         let round = round_seconds(Sectors(528));
         assert!((round - 0.540672).abs() < 1e-9, "{round}");
         assert!((startup_seconds(round) - 5.947392).abs() < 1e-9);
-    }
-
-    // Proves the parallel map keeps item order whatever the threads do.
-    #[test]
-    fn parallel_map_keeps_order() {
-        let items: Vec<u64> = (0..50).collect();
-        let squares = parallel_map(&items, |x| x * x, || {});
-        assert_eq!(squares, items.iter().map(|x| x * x).collect::<Vec<_>>());
     }
 }

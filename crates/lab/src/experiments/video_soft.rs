@@ -27,8 +27,7 @@
 //! The data also give mean + 3.72 σ, the 99.99% point of a normal fit, for comparison.
 
 use super::video::{
-    parallel_map, round_seconds, startup_seconds, streaming_bytes_per_second,
-    STREAM_BYTES_PER_SECOND,
+    round_seconds, startup_seconds, streaming_bytes_per_second, STREAM_BYTES_PER_SECOND,
 };
 use crate::drives::{self, Zone, ATLAS_10K_II};
 use crate::harness::{Experiment, Outcome, RunContext};
@@ -36,6 +35,7 @@ use crate::LabError;
 use spinstack_disk::drive::{Drive, DriveOptions};
 use spinstack_disk::spec::{DriveSpec, SchedulingPolicy};
 use spinstack_sim::engine::{Engine, EngineOptions};
+use spinstack_sim::parallel::map_in_order;
 use spinstack_sim::request::{BlockRequest, Operation, RequestId};
 use spinstack_sim::rng::SplitMix64;
 use spinstack_sim::units::{Lbn, Sectors};
@@ -407,14 +407,14 @@ fn measure(spec: &DriveSpec, zone: &Zone, context: &RunContext) -> Result<Measur
         .progress
         .set_length((jobs.len() + sweep_jobs.len()) as u64);
     let tick = || context.progress.inc(1);
-    let mut admissions = parallel_map(
+    let mut admissions = map_in_order(
         &jobs,
         |&(scheduler, io)| admit(spec, zone, scheduler, io, rounds, context.seed),
         tick,
     )
     .into_iter()
     .collect::<Result<Vec<_>, _>>()?;
-    let sweep = parallel_map(
+    let sweep = map_in_order(
         &sweep_jobs,
         |&(io, streams)| {
             simulate(
