@@ -14,6 +14,7 @@ use crate::plot::{Figure, LegendCorner, Mark, Panel, PanelContent, Series};
 use crate::table::DataTable;
 use crate::LabError;
 use spinstack_disk::layout::TrackExtent;
+use spinstack_disk::spec::LayoutSpec;
 
 pub struct ExcludedBlocks;
 
@@ -69,6 +70,8 @@ struct DriveCounts {
     /// FFS block boundary (so split no block).
     boundaries: u64,
     boundaries_on_ffs_blocks: u64,
+    /// Slipped defects in the layout (each shifts every later LBN by one sector).
+    slips: usize,
     /// In `BLOCK_SIZES_KB` order.
     sizes: Vec<BlockCount>,
 }
@@ -100,7 +103,12 @@ fn count_drive(name: &'static str, label: &'static str) -> Result<DriveCounts, L
         })
         .collect();
     let starts = || tracks.iter().skip(1).map(|t| t.first.0);
+    let slips = match &spec.layout {
+        LayoutSpec::Zoned(zoned) => zoned.zones.iter().map(|zone| zone.slips.len()).sum(),
+        LayoutSpec::Serpentine(_) => 0,
+    };
     Ok(DriveCounts {
+        slips,
         name,
         label,
         boundaries: starts().count() as u64,
@@ -182,14 +190,22 @@ fn claims(counts: &[DriveCounts]) -> Vec<Claim> {
              of 16 sectors (the 528-sector first zone, 33 blocks a track, among them) start \
              every track on a block, as the hand-made entry has no slipped sectors to shift \
              them. If every boundary \
-             split a block, one in {:.1} would be excluded. The real drive's boundaries \
-             are shifted by slipped defects (the DIXtrac-extracted Atlas 10K has 5 slips \
-             in its first 433 cylinders alone), which the catalog does not invent. The \
+             split a block, one in {:.1} would be excluded; if each boundary sat at a \
+             random offset inside a block (1 in 16 on a block's first LBN), one in {:.1}. \
+             The real drive's boundaries are shifted by slipped defects (the \
+             DIXtrac-extracted Atlas 10K has {} slips; this hand-made entry {}), which the \
+             catalog does not invent: where they lie is not published. The \
              Atlas 10K: {} of {} boundaries on a block boundary, one in {:.1} excluded.",
             atlas_ii.boundaries,
             atlas_ii.boundaries_on_ffs_blocks,
             100.0 * atlas_ii.boundaries_on_ffs_blocks as f64 / atlas_ii.boundaries.max(1) as f64,
             atlas_ii.ffs_block().blocks as f64 / atlas_ii.boundaries.max(1) as f64,
+            // Expected excluded blocks with boundaries at uniform offsets: 15 in 16 split one.
+            atlas_ii.ffs_block().blocks as f64
+                / (atlas_ii.boundaries.max(1) as f64 * (FFS_BLOCK_KB * 2 - 1) as f64
+                    / (FFS_BLOCK_KB * 2) as f64),
+            atlas.slips,
+            atlas_ii.slips,
             atlas.boundaries_on_ffs_blocks,
             atlas.boundaries,
             atlas.ffs_block().one_in()
