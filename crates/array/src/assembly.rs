@@ -7,7 +7,7 @@ use crate::engine::Layout;
 use crate::error::ArrayError;
 use crate::member::{member_path, open_member_store, DirLock, SuperblockFile};
 use crate::superblock::{MemberRole, Superblock};
-use crate::{ArraySpec, AssemblyReport};
+use crate::{ArraySpec, ArrayStatus, AssemblyReport, Inspection};
 use spinstack_volume::bytes::ResumeRebuild;
 use spinstack_volume::map::MemberIndex;
 use std::path::Path;
@@ -110,8 +110,22 @@ fn read_members(dir: &Path) -> Result<Vec<(u32, SuperblockFile, Superblock)>, Ar
     Ok(members)
 }
 
-/// [`Array::open`] after the lock is taken.
-fn assemble(dir: &Path, lock: DirLock) -> Result<(Array, AssemblyReport), ArrayError> {
+/// Every member's role at assembly, decided from the superblocks alone (no file is
+/// written): what [`Array::open`] will use and what [`inspect`] reports.
+struct Roles {
+    spec: ArraySpec,
+    layout: Layout,
+    newest: Superblock,
+    roles: Vec<MemberRole>,
+    /// Each member's superblock file and generation, where its file exists.
+    files: Vec<Option<(SuperblockFile, u64)>>,
+    report: AssemblyReport,
+}
+
+/// Reads the superblocks of `dir` and decides each member's role: missing and stale
+/// members are failed, members one generation behind are accepted only when failing
+/// them would lose the array; refuses an array that has lost more than it survives.
+fn decide_roles(dir: &Path) -> Result<Roles, ArrayError> {
     let mut members = read_members(dir)?;
     let newest = members
         .iter()
@@ -172,6 +186,74 @@ fn assemble(dir: &Path, lock: DirLock) -> Result<(Array, AssemblyReport), ArrayE
             lost: lost_now,
         });
     }
+    Ok(Roles {
+        spec,
+        layout,
+        newest,
+        roles,
+        files,
+        report,
+    })
+}
+
+/// The state of the array in `dir` as [`Array::open`] would assemble it, read from the
+/// superblocks without taking the lock or writing anything (so a dirty array is not
+/// resynced and no generation is spent). `report` says what assembly would find;
+/// its resync counts stay 0 because nothing is resynced. A server holding the array
+/// may change it while this reads: ask the server (its control socket) instead.
+pub fn inspect(dir: &Path) -> Result<Inspection, ArrayError> {
+    let Roles {
+        spec,
+        layout,
+        newest,
+        roles,
+        report,
+        ..
+    } = decide_roles(dir)?;
+    let failed: Vec<u32> = (0..spec.members)
+        .filter(|m| roles[*m as usize] == MemberRole::Failed)
+        .collect();
+    let rebuilding = roles
+        .iter()
+        .position(|r| *r == MemberRole::Rebuilding)
+        .map(|m| m as u32);
+    let rebuild_progress = rebuilding.map(|_| {
+        let total = layout.rebuild_units().max(1);
+        newest.rebuild_cursor.min(total) as f64 / total as f64
+    });
+    let state = match (rebuilding, failed.is_empty()) {
+        (Some(_), _) => "rebuilding",
+        (None, true) => "healthy",
+        (None, false) => "degraded",
+    };
+    let capacity_bytes = layout.capacity(&spec).bytes();
+    Ok(Inspection {
+        status: ArrayStatus {
+            state,
+            failed,
+            rebuilding,
+            rebuild_progress,
+            level: spec.level,
+            members: spec.members,
+            capacity_bytes,
+            generation: newest.generation,
+            volume_id: hex(&newest.volume_id),
+        },
+        clean: newest.clean,
+        report,
+    })
+}
+
+/// [`Array::open`] after the lock is taken.
+fn assemble(dir: &Path, lock: DirLock) -> Result<(Array, AssemblyReport), ArrayError> {
+    let Roles {
+        spec,
+        layout,
+        newest,
+        roles,
+        files,
+        mut report,
+    } = decide_roles(dir)?;
     let resume = roles
         .iter()
         .position(|r| *r == MemberRole::Rebuilding)

@@ -93,6 +93,30 @@ impl Layout {
         }
     }
 
+    /// The volume's capacity (what the assembled volume will report).
+    pub fn capacity(&self, spec: &ArraySpec) -> Sectors {
+        match self {
+            Layout::Single => spec.member_size,
+            Layout::Raid0(map) => map.capacity(),
+            Layout::Raid1(map) => map.capacity(),
+            Layout::Raid10(map) => map.capacity(),
+            Layout::Raid5(map) => map.capacity(),
+            Layout::TrackAligned(map) => map.capacity(),
+        }
+    }
+
+    /// Rebuild units of one member (the unit a rebuild cursor counts): stripes for the
+    /// RAID-5 levels, member rows for mirrors, none where nothing can be rebuilt.
+    pub fn rebuild_units(&self) -> u64 {
+        match self {
+            Layout::Single | Layout::Raid0(_) => 0,
+            Layout::Raid1(map) => map.member_used().0.div_ceil(map.unit_sectors().0),
+            Layout::Raid10(map) => map.member_used().0.div_ceil(map.unit_sectors().0),
+            Layout::Raid5(map) => map.stripes(),
+            Layout::TrackAligned(map) => map.stripes(),
+        }
+    }
+
     pub fn build(spec: &ArraySpec) -> Result<Layout, LayoutError> {
         let map = |e: spinstack_volume::map::MapError| LayoutError::Map(e.to_string());
         let chunk = spec.chunk.unwrap_or(Sectors(0));

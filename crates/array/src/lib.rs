@@ -20,6 +20,9 @@
 //! when treating them as failed would lose the array (an interrupted update is then
 //! the only explanation consistent with a live array); that is reported in
 //! [`AssemblyReport::accepted_behind`].
+//! [`inspect`] decides the same roles from the superblocks without taking the lock or
+//! writing anything (`spinstack volume status` at rest): a dirty array is reported
+//! dirty, not resynced.
 //!
 //! **Crash safety.** Every data write of a redundant level is bracketed by the
 //! write-intent record (`intent.img`, format in `spinstack_store::intent`): at `open`
@@ -56,7 +59,7 @@ pub mod superblock;
 pub mod tracks;
 
 pub use array::Array;
-pub use assembly::read_spec;
+pub use assembly::{inspect, read_spec};
 pub use engine::{member_disks, DEFAULT_DISK};
 pub use error::ArrayError;
 pub use member::{intent_path, member_path};
@@ -100,6 +103,16 @@ pub struct ArrayStatus {
     pub generation: u64,
     /// 32 hex digits.
     pub volume_id: String,
+}
+
+/// An array read at rest without assembling it ([`inspect`]).
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Inspection {
+    pub status: ArrayStatus,
+    /// Whether the array was closed cleanly (an unclean one is resynced at open).
+    pub clean: bool,
+    /// What assembly would find (its resync counts are 0: nothing was resynced).
+    pub report: AssemblyReport,
 }
 
 /// A rebuild found in progress at assembly and resumed.

@@ -47,7 +47,7 @@ enum VolumeCommand {
         #[arg(long)]
         track_units: Option<String>,
     },
-    /// Print the array's state.
+    /// Print the array's state (read-only at rest: nothing is resynced or written).
     Status {
         dir: PathBuf,
         #[arg(long)]
@@ -171,9 +171,23 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             Ok(())
         }
         VolumeCommand::Status { dir, json } => {
-            let value = served_or_at_rest(&dir, &ControlRequest::Status, |array| {
-                Ok(serde_json::to_value(array.status())?)
-            })?;
+            // At rest the superblocks are read, not assembled: a status never resyncs,
+            // marks the array in use or spends a generation.
+            let value = match control::send(&dir, &ControlRequest::Status)? {
+                Some(value) => value,
+                None => {
+                    let inspection = spinstack_array::inspect(&dir)?;
+                    print_assembly_notes(&inspection.report);
+                    if !inspection.clean {
+                        eprintln!(
+                            "note: not closed cleanly: the next open resyncs its dirty regions"
+                        );
+                    }
+                    let mut value = serde_json::to_value(&inspection.status)?;
+                    value["clean"] = serde_json::Value::Bool(inspection.clean);
+                    value
+                }
+            };
             print_value(
                 &value,
                 json,
@@ -187,6 +201,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
                     "capacity_bytes",
                     "generation",
                     "volume_id",
+                    "clean",
                 ],
             );
             Ok(())

@@ -109,3 +109,47 @@ fn bad_level_is_a_clear_error() {
         "{stderr}"
     );
 }
+
+// Proves `volume status` at rest is read-only: no superblock is rewritten (before it
+// read the array by opening and closing it, which spent a generation every time).
+#[test]
+fn status_at_rest_writes_nothing() {
+    let dir = std::env::temp_dir().join(format!("spinstack-volume-ro-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let created = spinstack(
+        &[
+            "create",
+            "--level",
+            "raid5",
+            "--members",
+            "3",
+            "--member-size",
+            "1MiB",
+        ],
+        &dir,
+    );
+    assert!(created.status.success());
+    let snapshot = || {
+        let mut files: Vec<(std::path::PathBuf, Vec<u8>)> = std::fs::read_dir(&dir)
+            .unwrap()
+            .map(|entry| entry.unwrap().path())
+            .filter(|path| path.is_file())
+            .map(|path| {
+                let bytes = std::fs::read(&path).unwrap();
+                (path, bytes)
+            })
+            .collect();
+        files.sort();
+        files
+    };
+    let before = snapshot();
+    let first = ok_json(spinstack(&["status", "--json"], &dir));
+    let second = ok_json(spinstack(&["status", "--json"], &dir));
+    assert!(snapshot() == before, "status changed a file of the array");
+    assert_eq!(first, second);
+    assert_eq!(
+        (first["state"].as_str(), first["clean"].as_bool()),
+        (Some("healthy"), Some(true))
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
