@@ -3,22 +3,26 @@
 //! "the chunk unit set to the size of a track", and §2.4's allocator and read-ahead
 //! that work in tracks).
 //!
-//! Two maps, both [`TrackMap`]s over `[0, capacity)`, because the file system asks
-//! two different questions:
+//! Two maps, both [`TrackMap`]s over `[0, capacity)`, for the two granularities a
+//! file system can fetch in:
 //!
 //! - [`logical_track_map`]: one logical *track* per data unit, in volume order
 //!   (stripe 0's data units 0, 1, ..., then stripe 1's, ...). A data unit is the used
-//!   part of one member track, so a block that crosses one of these boundaries would
-//!   be read as two member requests on two drives (or two tracks of one drive). This
-//!   is the map the **allocator** excludes boundary-crossing blocks from (the bad-block
-//!   list `mke2fs -l` takes) and preallocates up to.
+//!   part of one member track, so a request that ends inside a unit ends inside a
+//!   member track. An allocator whose file system fetches one unit at a time
+//!   excludes the blocks crossing these boundaries (the bad-block list `mke2fs -l`
+//!   takes); the persistent array's map (`spinstack_array::tracks`) is this one.
 //! - [`logical_stripe_map`]: one *track* per stripe (the members' track `s`). A fetch
 //!   of one whole stripe gives every data member its whole track `s` at once (and the
 //!   parity member its track by fill-in), which is the paper's RAID-5 prefetch window:
 //!   "prefetching one track from each non-parity disk involves a prefetching window
 //!   that is the size of a track multiplied by the number of disks that do not contain
-//!   the parity information". This is the map the **track-aligned read-ahead** uses: a
-//!   window of one logical track would keep one of the four data members busy.
+//!   the parity information". A file system that fetches whole stripes (the lab's
+//!   `raid5-bonnie` and `raid5-diff`) gives this map to both its allocator and its
+//!   read-ahead: a block crossing a data-unit boundary inside a stripe is read whole
+//!   by the stripe's fetch, so excluding it would only cut the file (and each fetch)
+//!   at every member track, and a read-ahead of one unit would keep one data member of
+//!   four busy.
 //!
 //! **Invariants** (checked in `tests/map/logical_tracks.rs` against a reference that
 //! walks every volume LBN through `locate` and the members' own track sizes):
