@@ -33,7 +33,7 @@
 //! assumed CPU costs take.
 //!
 //! Not scaled: the paper's 1 GB Bonnie file and two 512 MB diff files; each
-//! experiment's eight runs take about 20 s of one core.
+//! experiment's eight runs take about 10 s of one core (15 s wall on this shared machine).
 //!
 //! Only reads: Bonnie's write phase needs writes in simulated time through
 //! write-back, which land separately.
