@@ -6,7 +6,8 @@
 //!   sectors after the last whole track form one short final unit).
 //! - `raid5-track-aligned`: each stripe's data units in logical order; each is (the
 //!   used part of) one whole track of its member, so a block crossing a unit boundary
-//!   would cost two member tracks.
+//!   would cost two member tracks (`spinstack_volume::map::logical_track_map`, which
+//!   also gives the coarser map of whole stripes).
 //! - other levels: no track-sized units (their chunks ignore tracks), so there is no
 //!   such map; asking for one is an error saying so.
 
@@ -14,7 +15,6 @@ use crate::engine::Layout;
 use crate::{ArrayError, ArraySpec, Level};
 use spinstack_sim::units::{Lbn, Sectors};
 use spinstack_trackmap::{Track, TrackMap};
-use spinstack_volume::map::{MemberIndex, ParityLayout};
 use std::path::Path;
 
 /// The logical track map of the array `spec` describes (the array in `dir`, named
@@ -38,7 +38,12 @@ pub fn logical_track_map(dir: &Path, spec: &ArraySpec) -> Result<TrackMap, Array
             (tracks, spec.member_size)
         }
         Level::Raid5TrackAligned => match Layout::build(spec) {
-            Ok(Layout::TrackAligned(layout)) => (stripe_units(&layout), layout.capacity()),
+            // The volume crate's pure map (property-tested against a reference).
+            Ok(Layout::TrackAligned(layout)) => {
+                let name = format!("{} array in {}", spec.level.name(), dir.display());
+                return spinstack_volume::map::logical_track_map(&layout, &name)
+                    .map_err(|error| bad(format!("logical track map: {error}")));
+            }
             Ok(_) => {
                 return Err(bad(
                     "this track-aligned array uses largest-track chunks, which do not follow \
@@ -83,17 +88,4 @@ pub fn logical_track_map(dir: &Path, spec: &ArraySpec) -> Result<TrackMap, Array
         Vec::new(),
     )
     .map_err(|error| bad(format!("logical track map: {error}")))
-}
-
-/// Each stripe's data units (their used sectors), in logical order.
-fn stripe_units<L: ParityLayout>(layout: &L) -> Vec<Sectors> {
-    let data_members = layout.members() - 1;
-    let mut sizes = Vec::with_capacity(layout.stripes() as usize * data_members as usize);
-    for stripe in 0..layout.stripes() {
-        for data_index in 0..data_members {
-            let member: MemberIndex = layout.data_member(stripe, data_index);
-            sizes.push(layout.unit(stripe, member).used);
-        }
-    }
-    sizes
 }

@@ -6,7 +6,9 @@
 //! paper's ext2 (§2.4–2.5, §3) — over any volume whose track map is known: a
 //! drive's true map (`spinstack_disk::layout::Layout::track_map`), an extracted
 //! one, or a RAID's logical map (`spinstack_array::tracks::logical_track_map`,
-//! where each data unit of a track-aligned RAID-5 is one member track).
+//! where each data unit of a track-aligned RAID-5 is one member track; the same
+//! map of a timed volume, and its coarser map of whole stripes, are
+//! `spinstack_volume::map::{logical_track_map, logical_stripe_map}`).
 //!
 //! - [`allocator`]: block allocation in groups with metadata, next-block
 //!   preference, FFS's per-file group limit (`maxbpg`), traxtent FFS's excluded

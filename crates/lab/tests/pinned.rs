@@ -283,6 +283,42 @@ const PINS: &[(&str, &[Pin])] = &[
             pin_absolute("track-aligned: start-up latency reduction", -241.3, 10.0),
         ],
     ),
+    // raid5-*: the paper's sizes (1 GB Bonnie file, two 512 MB diff files).
+    (
+        "raid5-bonnie",
+        &[
+            pin(
+                "Bonnie read: track-aligned / conventional RAID-5 bandwidth",
+                2.146,
+                0.03,
+            ),
+            pin_absolute(
+                "Bonnie read, track-aligned RAID-5: member requests crossing",
+                0.0,
+                0.5,
+            ),
+            pin(
+                "Bonnie read, track-aligned RAID-5: mean member request",
+                551.68,
+                0.02,
+            ),
+        ],
+    ),
+    (
+        "raid5-diff",
+        &[
+            pin(
+                "diff: conventional / track-aligned RAID-5 time",
+                1.745,
+                0.03,
+            ),
+            pin_absolute(
+                "diff, track-aligned RAID-5: member requests crossing",
+                0.0,
+                0.5,
+            ),
+        ],
+    ),
     // dr-*: 100,000 TPC-C transactions per site (the scaled default).
     // The power-saved pins moved 34.90 -> 36.00 and 49.55 -> 50.01 when the Ultrastar
     // 36Z15's cylinder skew was made to cover its cylinder switch (issue 12; the data
@@ -451,6 +487,8 @@ pinned! {
     ext2_bonnie => "ext2-bonnie",
     ext2_diff => "ext2-diff",
     ext2_streams => "ext2-streams",
+    raid5_bonnie => "raid5-bonnie",
+    raid5_diff => "raid5-diff",
     dr_power_highend => "dr-power-highend",
     dr_batch_interval => "dr-batch-interval",
     dr_apply_speedup => "dr-apply-speedup",

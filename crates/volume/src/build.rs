@@ -256,6 +256,17 @@ impl Volume {
         }
     }
 
+    /// The track-aligned layout (also under a buffer), for the logical track and
+    /// stripe maps a file system above reads (`map::logical_track_map`,
+    /// `map::logical_stripe_map`); `None` for levels whose chunks ignore tracks.
+    pub fn track_aligned_layout(&self) -> Option<&TrackAlignedLayout> {
+        match self {
+            Volume::TrackAligned(v) => Some(v.layout()),
+            Volume::Buffered(b) => b.below().track_aligned_layout(),
+            _ => None,
+        }
+    }
+
     /// Sectors of the drives' raw space that hold neither data nor parity
     /// (parity levels): the layout's own unused sectors plus, where the layout uses
     /// every member only up to the smallest, the larger members' excess.

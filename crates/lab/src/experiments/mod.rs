@@ -23,6 +23,7 @@ pub mod fig7_breakdown;
 pub mod fig8_variance;
 pub mod lfs_write_cost;
 pub mod raid5_alignment;
+pub mod raid5_fs;
 pub mod table2_ffs;
 pub mod video;
 pub mod video_hard;
@@ -53,6 +54,8 @@ pub fn all() -> Vec<&'static dyn Experiment> {
         &ext2_single::Ext2Bonnie,
         &ext2_single::Ext2Diff,
         &ext2_streams::Ext2Streams,
+        &raid5_fs::Raid5Bonnie,
+        &raid5_fs::Raid5Diff,
         &dr_power_highend::DrPowerHighend,
         &dr_batch_interval::DrBatchInterval,
         &dr_apply_speedup::DrApplySpeedup,

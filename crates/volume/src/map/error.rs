@@ -51,4 +51,6 @@ pub enum MapError {
     },
     #[error("a write of zero sectors has nothing to plan")]
     EmptyWrite,
+    #[error("the {what} of a track-aligned layout do not tile its volume: {problem}")]
+    LogicalMap { what: &'static str, problem: String },
 }

@@ -8,7 +8,9 @@
 //!   everything at the same member LBN) and [`Raid10Map`] (md's "near" layout);
 //! - **parity layouts** implement [`ParityLayout`], so RAID-5 logic (plans, degraded
 //!   reads, capacity accounting) is written once: [`Raid5Map`] (md left-symmetric) and
-//!   [`TrackAlignedLayout`] (stripe `s` = track `s` of every member, paper §3).
+//!   [`TrackAlignedLayout`] (stripe `s` = track `s` of every member, paper §3),
+//!   whose track boundaries in volume LBNs are [`logical_track_map`] (data units)
+//!   and [`logical_stripe_map`] (stripes), for file systems above it.
 //!
 //! Words used throughout: a *member LBN* addresses a member drive, a *volume LBN*
 //! the volume; a *piece* is the part of a volume request that lands on one contiguous
@@ -22,6 +24,7 @@
 //! can reject with a [`MapError`].
 
 mod error;
+mod logical_tracks;
 mod mirror;
 mod parity;
 pub mod plan;
@@ -31,6 +34,7 @@ mod raid5;
 mod track_aligned;
 
 pub use error::MapError;
+pub use logical_tracks::{logical_stripe_map, logical_track_map, LOGICAL_MAP_METHOD};
 pub use mirror::MirrorMap;
 pub use parity::{
     stripe_segments, ParityLayout, Role, StripeRange, StripeSegment, StripeSegments, Unit,

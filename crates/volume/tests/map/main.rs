@@ -6,6 +6,7 @@
 mod common;
 mod errors;
 mod executor;
+mod logical_tracks;
 mod mirror;
 mod plan_read;
 mod plan_write;
