@@ -27,6 +27,10 @@
 //!   (`spinstack_sim::driver::run`) over any `BlockDevice`, with a CPU cost per
 //!   `read` call and per KiB copied ([`scan::ReadCost`], source stated); `head`
 //!   is a scan with a read limit per file.
+//! - [`program`]: programs that write as well as read (copy, Postmark,
+//!   Bonnie's block write) as lists of steps, with allocation on write and
+//!   the file system's write-back ([`flush`]) issuing the writes on the event
+//!   loop; [`postmark`] builds Postmark v1.11's steps.
 //! - [`streams`]: multimedia-like streams (fixed-rate sequential readers from
 //!   random positions, one new per interval) and each one's start-up latency. The
 //!   elevator's merging and the plug/unplug delay (plain or track-aware) are
@@ -53,15 +57,16 @@
 //! approximated by next-free placement (the same on an unfragmented volume).
 //! Linux 2.6.16's active/inactive balance is approximated (see [`cache`]).
 //! Only the allocator, cache, write-back and read-ahead decide anything; the
-//! scans, `head` and the streams are the only applications so far: no writes
-//! go through write-back in simulated time yet (copy, Postmark and Bonnie's
-//! write phase are still to be built on these layers).
+//! applications are the scans, `head`, the streams and the programs.
 
 pub mod allocator;
 pub mod block;
 pub mod cache;
 pub mod config;
+pub mod flush;
 mod pages;
+pub mod postmark;
+pub mod program;
 pub mod readahead;
 mod readahead_state;
 pub mod scan;
