@@ -48,7 +48,11 @@
 //! page that is not clean: dirty data leaves memory only through write-back (or
 //! when its file is truncated). Read-ahead plans never fetch a resident page or
 //! leave the file; traxtent FFS and track-aligned read-ahead never cross a track
-//! boundary. The tests in `tests/` check each of these, against references.
+//! boundary. A program (see [`program`]) never gives a page a block another
+//! live file holds, reads back from a block the page last written to it
+//! (`ProgramReport::misread_pages` counts any other), keeps write-back running
+//! until every dirty page is clean, and never holds more pages than the
+//! cache's bound. The tests in `tests/` check each of these, against references.
 //!
 //! **What it does not do.** No bytes: files are block lists, pages are keys.
 //! No directories, inodes' contents, fragments (FFS's 1 KB fragments of a

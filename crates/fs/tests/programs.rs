@@ -178,3 +178,53 @@ fn postmark_creates_transacts_and_deletes_everything() {
     assert_eq!(program.allocator().free_blocks(), free_before);
     assert_eq!(program.report().marks.len(), 3);
 }
+
+// Proves bad steps stop a program with an error naming the step, never a
+// panic: a write leaving a hole, a read past the end, a file never created.
+#[test]
+fn bad_steps_are_errors_naming_the_step() {
+    let map = common::map_of(&[64; 100]);
+    let config = common::small(2000, None);
+    let file = FileHandle(0);
+    let cases = [
+        (
+            vec![
+                Step::Create { file, group: 0 },
+                Step::Write {
+                    file,
+                    first: 3,
+                    pages: 1,
+                },
+            ],
+            "step 1",
+        ),
+        (
+            vec![
+                Step::Create { file, group: 0 },
+                Step::Write {
+                    file,
+                    first: 0,
+                    pages: 2,
+                },
+                Step::Read {
+                    file,
+                    first: 1,
+                    pages: 2,
+                },
+            ],
+            "step 2",
+        ),
+        (
+            vec![Step::Close {
+                file: FileHandle(7),
+            }],
+            "step 0",
+        ),
+    ];
+    for (steps, step) in cases {
+        let (mut engine, setup) = setup(&map, config, 32, WritePolicy::linux_2_6_16());
+        let mut program = Program::new(setup, steps);
+        let error = run(&mut engine, &mut program).unwrap_err().to_string();
+        assert!(error.contains(step), "{error}");
+    }
+}

@@ -31,6 +31,15 @@
 //! The model tracks page identity, not bytes: `disk` records which file page
 //! each block last received, so a read that brings in a block written by the
 //! program can be checked against the page it is read for.
+//!
+//! **What it does not do.** One process; no directory lookups, inode reads,
+//! indirect blocks or fragments: metadata reaches the disk only as the
+//! [`Step::MetadataWrite`]s a program lists. Allocation happens when a page
+//! is first written (FFS allocates when a cluster is committed, the same
+//! blocks on an unfragmented volume). Whether a write completes when the
+//! drive has it buffered or on the media is the device's setting. A step
+//! that names a file not open, reads past a file's end or writes leaving a
+//! hole stops the program with an error naming the step.
 
 use crate::block::{BlockNumber, BlockRun, BlockSize};
 use crate::cache::{CacheError, PageCache, PageKey, PageState};
