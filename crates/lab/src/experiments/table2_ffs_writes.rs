@@ -282,7 +282,10 @@ pub(super) fn push_rows(
 ) {
     for (workload, runs) in [
         ("copy 1 GB", copies),
-        ("Postmark v1.11 (transaction phase)", postmarks),
+        (
+            "Postmark v1.11 (seconds of the transaction phase; requests of the whole run)",
+            postmarks,
+        ),
     ] {
         for (variant, m) in variants.iter().zip(runs) {
             data.push(vec![
