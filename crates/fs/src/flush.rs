@@ -46,8 +46,11 @@ pub const LINUX_MAX_REQUEST_PAGES_4_KIB: u64 = 256;
 /// `syncdelay` / `filedelay` = 30, one worklist slot per second).
 pub const FREEBSD_SYNCER_DELAY: Nanoseconds = Nanoseconds(30_000_000_000);
 pub const FREEBSD_SYNCER_INTERVAL: Nanoseconds = Nanoseconds(1_000_000_000);
-/// FreeBSD 4.x's `hidirtybuffers` = `nbuf / 4` (+ 20; kern/vfs_bio.c): a
-/// writer waits in `bwillwrite` while more buffers than this are dirty. The
+/// FreeBSD 4.x's `hidirtybuffers`, about a quarter of `nbuf`
+/// (kern/vfs_bio.c, `bufinit`; recalled, not checked against the 4.0 source
+/// here): a writer waits in `bwillwrite` while more buffers than this are
+/// dirty. No pinned result depends on it (the copy never reaches it: its
+/// clusters go to disk as they complete). The
 /// model counts in-flight writes too, so reads always find a clean page to
 /// replace (FreeBSD 4.0 had no separate bound on in-flight writes).
 pub const FREEBSD_HIDIRTY_PERCENT: u64 = 25;

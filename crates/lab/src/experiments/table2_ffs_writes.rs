@@ -77,6 +77,8 @@ pub(super) struct WriteRun {
     /// Postmark: mean time of a synchronous metadata write, issue to done.
     pub metadata_write_ms: f64,
     pub metadata_writes: u64,
+    /// Time the writer waited for write-back (FFS's dirty-buffer limit).
+    pub throttled_seconds: f64,
 }
 
 fn setup_drive(
@@ -138,6 +140,7 @@ fn summarise(report: &ProgramReport) -> WriteRun {
         transactions_per_second: 0.0,
         metadata_write_ms: metadata.iter().sum::<f64>() / metadata.len().max(1) as f64,
         metadata_writes: metadata.len() as u64,
+        throttled_seconds: report.throttled.as_secs_f64(),
     }
 }
 
@@ -450,7 +453,8 @@ fn copy_note(unmodified: WriteRun, traxtents: WriteRun) -> String {
     let describe = |m: WriteRun| {
         format!(
             "{} reads of {:.0} KB and {} writes of {:.0} KB, {:.2} ms per request: media \
-             {:.2} ms, seek {:.2} ms, rotation {:.2} ms, head switch {:.2} ms",
+             {:.2} ms, seek {:.2} ms, rotation {:.2} ms, head switch {:.2} ms; the writer \
+             throttled {:.2} s",
             m.reads,
             m.mean_read_kb,
             m.writes,
@@ -459,7 +463,8 @@ fn copy_note(unmodified: WriteRun, traxtents: WriteRun) -> String {
             m.media_ms,
             m.seek_ms,
             m.rotation_ms,
-            m.head_switch_ms
+            m.head_switch_ms,
+            m.throttled_seconds
         )
     };
     format!(
