@@ -29,6 +29,10 @@
 //!   (`spinstack_sim::driver::run`) over any `BlockDevice`, with a CPU cost per
 //!   `read` call and per KiB copied ([`scan::ReadCost`], source stated); `head`
 //!   is a scan with a read limit per file.
+//! - [`program`]: programs that write as well as read (copy, Postmark,
+//!   Bonnie's block write) as lists of steps, with allocation on write and
+//!   the file system's write-back ([`flush`]) issuing the writes on the event
+//!   loop; [`postmark`] builds Postmark v1.11's steps.
 //! - [`streams`]: multimedia-like streams (fixed-rate sequential readers from
 //!   random positions, one new per interval) and each one's start-up latency. The
 //!   elevator's merging and the plug/unplug delay (plain or track-aware) are
@@ -46,7 +50,11 @@
 //! page that is not clean: dirty data leaves memory only through write-back (or
 //! when its file is truncated). Read-ahead plans never fetch a resident page or
 //! leave the file; traxtent FFS and track-aligned read-ahead never cross a track
-//! boundary. The tests in `tests/` check each of these, against references.
+//! boundary. A program (see [`program`]) never gives a page a block another
+//! live file holds, reads back from a block the page last written to it
+//! (`ProgramReport::misread_pages` counts any other), keeps write-back running
+//! until every dirty page is clean, and never holds more pages than the
+//! cache's bound. The tests in `tests/` check each of these, against references.
 //!
 //! **What it does not do.** No bytes: files are block lists, pages are keys.
 //! No directories, inodes' contents, fragments (FFS's 1 KB fragments of a
@@ -55,15 +63,16 @@
 //! approximated by next-free placement (the same on an unfragmented volume).
 //! Linux 2.6.16's active/inactive balance is approximated (see [`cache`]).
 //! Only the allocator, cache, write-back and read-ahead decide anything; the
-//! scans, `head` and the streams are the only applications so far: no writes
-//! go through write-back in simulated time yet (copy, Postmark and Bonnie's
-//! write phase are still to be built on these layers).
+//! applications are the scans, `head`, the streams and the programs.
 
 pub mod allocator;
 pub mod block;
 pub mod cache;
 pub mod config;
+pub mod flush;
 mod pages;
+pub mod postmark;
+pub mod program;
 pub mod readahead;
 mod readahead_state;
 pub mod scan;

@@ -313,7 +313,7 @@ impl<'a> Scan<'a> {
 /// contiguous, as FreeBSD's `cluster_read` builds one cluster from the demand
 /// block on and Linux's `mpage_readpages` submits one bio for a window that
 /// holds the demand page.
-fn joined(ranges: impl Iterator<Item = PageRange>) -> Vec<PageRange> {
+pub(crate) fn joined(ranges: impl Iterator<Item = PageRange>) -> Vec<PageRange> {
     let mut sorted: Vec<PageRange> = ranges.filter(|r| r.pages > 0).collect();
     sorted.sort_by_key(|r| r.first);
     let mut out: Vec<PageRange> = Vec::new();

@@ -251,6 +251,14 @@ const PINS: &[(&str, &[Pin])] = &[
             pin("diff: traxtents / unmodified time", 0.7910, 0.03),
             pin("diff, traxtents: mean request size", 157.54, 0.02),
             pin("head *: traxtents / unmodified time", 2.121, 0.03),
+            // Issue 9's write rows (branch `fswrite`): copy and Postmark.
+            pin("copy: traxtents / unmodified time", 0.8873, 0.03),
+            pin("copy, unmodified: MB copied per second", 7.941, 0.02),
+            pin(
+                "Postmark, unmodified: transactions per second",
+                77.146,
+                0.02,
+            ),
         ],
     ),
     (
@@ -265,6 +273,12 @@ const PINS: &[(&str, &[Pin])] = &[
                 "Bonnie read, track-aligned: mean request size",
                 555.39,
                 0.02,
+            ),
+            // Issue 9's write phase (branch `fswrite`).
+            pin(
+                "Bonnie write: track-aligned / conventional bandwidth",
+                0.9906,
+                0.03,
             ),
         ],
     ),
