@@ -104,6 +104,12 @@ pub enum ProgramError {
     Cache { step: usize, source: CacheError },
     #[error("step {step}: file {file:?} is not open (never created, or deleted)")]
     NoSuchFile { step: usize, file: FileHandle },
+    #[error("write-back stalled: {dirty_pages} pages still dirty {stalled:?} after the last step and no page written since {since:?} (a bookkeeping bug: after the last step every dirty page ages out within one age limit and interval)")]
+    WriteBackStalled {
+        dirty_pages: usize,
+        stalled: Nanoseconds,
+        since: Nanoseconds,
+    },
     #[error("step {step}: file {file:?} already exists")]
     FileExists { step: usize, file: FileHandle },
     #[error("step {step}: pages {first}..{end} are outside file {file:?} of {length} pages (reads stay inside, writes leave no hole)")]
@@ -219,6 +225,9 @@ pub struct Program<'a> {
     call_planned: bool,
     waiting_since: Nanoseconds,
     periodic_armed: bool,
+    /// Write-back's progress at the last periodic pass that saw any: (pages
+    /// written, pages dirty, when). See [`Program::check_write_back_progress`].
+    progress_mark: (u64, usize, Nanoseconds),
     cpu_free_at: Nanoseconds,
     disk: HashMap<BlockNumber, PageKey>,
     report: ProgramReport,
@@ -241,6 +250,7 @@ impl<'a> Program<'a> {
             call_planned: false,
             waiting_since: Nanoseconds::ZERO,
             periodic_armed: false,
+            progress_mark: (0, 0, Nanoseconds::ZERO),
             cpu_free_at: Nanoseconds::ZERO,
             disk: HashMap::new(),
             report: ProgramReport::default(),
@@ -392,6 +402,31 @@ impl<'a> Program<'a> {
         Ok(())
     }
 
+    /// Asserts write-back progresses once the steps are done: then nothing new is
+    /// dirtied, so every dirty page is due within one age limit plus one pass
+    /// interval. A pass that finds pages dirty, none written and none cleaned for
+    /// twice that long is a bug, reported instead of re-arming the periodic pass
+    /// forever (which would hang the run).
+    fn check_write_back_progress(&mut self, now: Nanoseconds) -> Result<(), ProgramError> {
+        let dirty = self.setup.cache.dirty_pages();
+        let (written, was_dirty, since) = self.progress_mark;
+        if self.report.pages_written != written || dirty != was_dirty || dirty == 0 {
+            self.progress_mark = (self.report.pages_written, dirty, now);
+            return Ok(());
+        }
+        let aging = self.setup.writeback.aging;
+        let limit = Nanoseconds(2 * (aging.expire.0 + aging.interval.0));
+        let quiet_from = since.max(self.report.elapsed);
+        if self.state == Process::Done && now.saturating_sub(quiet_from) > limit {
+            return Err(ProgramError::WriteBackStalled {
+                dirty_pages: dirty,
+                stalled: now.saturating_sub(self.report.elapsed),
+                since,
+            });
+        }
+        Ok(())
+    }
+
     fn call_cost(&self, pages: u64) -> Nanoseconds {
         let kib = pages * self.setup.allocator.config().block_size.bytes() / 1024;
         Nanoseconds(self.setup.cost.per_call.0 + self.setup.cost.per_kib.0 * kib)
@@ -445,6 +480,7 @@ impl<D: BlockDevice> Host<D> for Program<'_> {
                 .aging
                 .pages_to_write(&self.setup.cache, io.now());
             self.write_back(pages, io)?;
+            self.check_write_back_progress(io.now())?;
             return self.arm_periodic(io);
         }
         self.next += 1;
@@ -477,3 +513,6 @@ pub fn on_disk_in_place(program: &Program<'_>, handle: FileHandle) -> Option<boo
 pub fn pages_for(bytes: u64, block_size: BlockSize) -> u64 {
     bytes.div_ceil(block_size.bytes())
 }
+
+#[cfg(test)]
+mod tests;
