@@ -27,8 +27,10 @@
 //!   (`spinstack_sim::driver::run`) over any `BlockDevice`, with a CPU cost per
 //!   `read` call and per KiB copied ([`scan::ReadCost`], source stated); `head`
 //!   is a scan with a read limit per file.
-//! - [`streams`]: multimedia-like streams (fixed-rate sequential readers from
-//!   random positions, one new per interval) and each one's start-up latency. The
+//! - [`streams`]: multimedia-like streams (sequential readers from random
+//!   positions at a fixed or an "about" rate, one new per interval, each call
+//!   served a read-ahead window at a time as Linux does) and each one's
+//!   start-up latency and first byte. The
 //!   elevator's merging and the plug/unplug delay (plain or track-aware) are
 //!   the device's below it: `spinstack_volume::timed::Striped::single` with a
 //!   `PlugPolicy` is one drive with both, plus a host cost per device I/O; the
