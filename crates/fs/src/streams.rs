@@ -573,6 +573,34 @@ mod tests {
         assert_eq!(step_pages(Policy::ffs_unmodified(), &view, 5, 125), 125);
     }
 
+    // Proves a reader of 125 pages a call with a 143-page window (one track)
+    // gets its ahead window a call ahead, as 2.6.16 does: the third call makes
+    // the ahead window, reaches into it and so gets the next one too; the
+    // fourth call's new window is what the fifth call reads.
+    #[test]
+    fn a_large_reader_gets_its_ahead_window_a_call_ahead() {
+        let view = Flat {
+            pages: 10_000,
+            track: 143,
+        };
+        let mut read_ahead = ReadAhead::new(Policy::LinuxWindow {
+            limit: WindowLimit::Pages(143),
+        });
+        let ahead_end = |plan: &crate::readahead::ReadPlan| {
+            plan.read_ahead.iter().map(|r| r.end()).max().unwrap_or(0)
+        };
+        let first = read_ahead.on_read(&view, 1000, 125);
+        assert!(first.read_ahead.is_empty(), "{first:?}");
+        let second = read_ahead.on_read(&view, 1125, 125);
+        assert_eq!(ahead_end(&second), 1125 + 143, "{second:?}");
+        let third = read_ahead.on_read(&view, 1250, 125);
+        assert_eq!(ahead_end(&third), 1268 + 143 + 143, "{third:?}");
+        let fourth = read_ahead.on_read(&view, 1375, 125);
+        assert_eq!(ahead_end(&fourth), 1554 + 143, "{fourth:?}");
+        // The fifth call, [1500, 1625), lies inside what was fetched by then.
+        assert!(1625 <= ahead_end(&fourth));
+    }
+
     // Proves adjacent runs become one request and a gap keeps two.
     #[test]
     fn adjacent_runs_are_joined() {
