@@ -30,7 +30,10 @@
 //! - [`streams`]: multimedia-like streams (sequential readers from random
 //!   positions at a fixed or an "about" rate, one new per interval, each call
 //!   served a read-ahead window at a time as Linux does) and each one's
-//!   start-up latency and first byte. The
+//!   start-up latency and first byte; [`elevator`]: a host elevator that holds
+//!   requests and sends them a few at a time in Linux 2.6.16's anticipatory
+//!   order (an ascending sweep, the oldest first when expired at its FIFO
+//!   check), which the streams may use. The
 //!   elevator's merging and the plug/unplug delay (plain or track-aware) are
 //!   the device's below it: `spinstack_volume::timed::Striped::single` with a
 //!   `PlugPolicy` is one drive with both, plus a host cost per device I/O; the
@@ -63,6 +66,7 @@ pub mod allocator;
 pub mod block;
 pub mod cache;
 pub mod config;
+pub mod elevator;
 mod pages;
 pub mod readahead;
 mod readahead_state;

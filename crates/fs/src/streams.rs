@@ -38,6 +38,7 @@
 
 use crate::block::BlockSize;
 use crate::cache::{PageCache, PageKey};
+use crate::elevator::{Elevator, ElevatorConfig};
 use crate::readahead::{FileView, PageRange, Policy, ReadAhead, WindowLimit};
 use crate::view::LaidOutFile;
 use crate::{BlockRun, FileId};
@@ -87,6 +88,8 @@ pub struct StreamSetup<'a> {
     pub runs: &'a [BlockRun],
     pub policy: Policy,
     pub cache: PageCache,
+    /// The host's elevator: `None` sends every request to the device at once.
+    pub elevator: Option<ElevatorConfig>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -203,6 +206,8 @@ pub struct Streams<'a> {
     /// Streams waiting for each page.
     waiters: HashMap<u64, Vec<usize>>,
     in_flight: HashMap<RequestId, Vec<u64>>,
+    /// Requests issued but held by the host's elevator, with their pages.
+    elevator: Option<Elevator<Vec<u64>>>,
     /// When the in-flight count last changed (for its time integral).
     in_flight_since: Nanoseconds,
     gave_up: bool,
@@ -212,6 +217,7 @@ pub struct Streams<'a> {
 impl<'a> Streams<'a> {
     pub fn new(setup: StreamSetup<'a>, workload: StreamWorkload) -> Streams<'a> {
         let page_count = setup.runs.iter().map(|r| r.blocks).sum();
+        let elevator = setup.elevator.map(Elevator::new);
         Streams {
             setup,
             workload: StreamWorkload {
@@ -224,6 +230,7 @@ impl<'a> Streams<'a> {
             pending: HashSet::new(),
             waiters: HashMap::new(),
             in_flight: HashMap::new(),
+            elevator,
             in_flight_since: Nanoseconds::ZERO,
             gave_up: false,
             report: StreamReport::default(),
@@ -248,7 +255,7 @@ impl<'a> Streams<'a> {
         let position = self.rng.next_u64() % self.page_count;
         let now = io.now();
         self.report.startups.push(StartUp {
-            queued_at_start: self.in_flight.len() as u64,
+            queued_at_start: self.requests_out() as u64,
             ..StartUp::default()
         });
         self.streams.push(Stream {
@@ -405,10 +412,30 @@ impl<'a> Streams<'a> {
         io.wake_at(due, k as u64)
     }
 
+    /// Requests issued and not completed: at the device or in the elevator.
+    fn requests_out(&self) -> usize {
+        self.in_flight.len() + self.elevator.as_ref().map_or(0, Elevator::waiting)
+    }
+
+    /// Sends what the elevator lets go now (the plug below is told to
+    /// unplug: the elevator already chose the order).
+    fn dispatch<D: BlockDevice>(&mut self, io: &mut Io<'_, D>) -> Result<(), EngineError> {
+        let mut sent = false;
+        while let Some(queued) = self.elevator.as_mut().and_then(|e| e.next(io.now())) {
+            let id = io.submit(self.setup.device, queued.issue)?;
+            self.in_flight.insert(id, queued.tag);
+            sent = true;
+        }
+        if sent {
+            io.control(self.setup.device, &[], Control::Unplug)?;
+        }
+        Ok(())
+    }
+
     /// Adds the in-flight count since its last change to its time integral.
     fn count_in_flight(&mut self, now: Nanoseconds) {
         let elapsed = now.0.saturating_sub(self.in_flight_since.0);
-        self.report.in_flight_integral += u128::from(elapsed) * self.in_flight.len() as u128;
+        self.report.in_flight_integral += u128::from(elapsed) * self.requests_out() as u128;
         self.in_flight_since = now;
     }
 
@@ -428,15 +455,21 @@ impl<'a> Streams<'a> {
             let pages = view.contiguous_from(index).min(range.end() - index);
             let lbn = block_size.first_lbn(block);
             let sectors = Sectors(pages * block_size.sectors().0);
-            let id = io.submit(self.setup.device, Issue::new(Operation::Read, lbn, sectors))?;
+            let issue = Issue::new(Operation::Read, lbn, sectors);
             self.count_in_flight(io.now());
             self.pending.extend(index..index + pages);
-            self.in_flight.insert(id, (index..index + pages).collect());
+            let indices = (index..index + pages).collect();
+            if let Some(elevator) = self.elevator.as_mut() {
+                elevator.add(issue, io.now(), indices);
+            } else {
+                let id = io.submit(self.setup.device, issue)?;
+                self.in_flight.insert(id, indices);
+            }
             self.report.requests += 1;
             self.report.sectors += sectors.0;
             index += pages;
         }
-        Ok(())
+        self.dispatch(io)
     }
 }
 
@@ -475,6 +508,10 @@ impl<D: BlockDevice> Host<D> for Streams<'_> {
         let Some(pages) = self.in_flight.remove(&done.completion.request.id) else {
             return Ok(());
         };
+        if let Some(elevator) = self.elevator.as_mut() {
+            elevator.done();
+        }
+        self.dispatch(io)?;
         let mut finished = Vec::new();
         for index in pages {
             self.pending.remove(&index);

@@ -43,6 +43,7 @@ fn streams_of(
         runs: &runs,
         policy: Policy::linux_default(),
         cache: PageCache::new(16 << 20, 4096, Replacement::ActiveInactive).unwrap(),
+        elevator: None,
     };
     let workload = StreamWorkload {
         read_pages,
