@@ -33,8 +33,13 @@
 //!   Bonnie's block write) as lists of steps, with allocation on write and
 //!   the file system's write-back ([`flush`]) issuing the writes on the event
 //!   loop; [`postmark`] builds Postmark v1.11's steps.
-//! - [`streams`]: multimedia-like streams (fixed-rate sequential readers from
-//!   random positions, one new per interval) and each one's start-up latency. The
+//! - [`streams`]: multimedia-like streams (sequential readers from random
+//!   positions at a fixed or an "about" rate, one new per interval, each call
+//!   served a read-ahead window at a time as Linux does) and each one's
+//!   start-up latency and first byte; [`elevator`]: a host elevator that holds
+//!   requests and sends them a few at a time in Linux 2.6.16's anticipatory
+//!   order (an ascending sweep, the oldest first when expired at its FIFO
+//!   check), which the streams may use. The
 //!   elevator's merging and the plug/unplug delay (plain or track-aware) are
 //!   the device's below it: `spinstack_volume::timed::Striped::single` with a
 //!   `PlugPolicy` is one drive with both, plus a host cost per device I/O; the
@@ -69,6 +74,7 @@ pub mod allocator;
 pub mod block;
 pub mod cache;
 pub mod config;
+pub mod elevator;
 pub mod flush;
 mod pages;
 pub mod postmark;

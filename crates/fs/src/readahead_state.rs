@@ -98,7 +98,7 @@ impl FfsState {
 /// |---|---|---|---|
 /// | `Fresh` or `Random` | sequential (a fresh file's read at 0; or the read after the last) | `Windows`: current = `[first, first + init(n))`, no ahead window (one at once when `n >= max`) | the current window |
 /// | any | not sequential | `Random` | nothing (the read only) |
-/// | `Windows`, no ahead window | sequential | ahead = `[start + size, + next(size))` | the ahead window |
+/// | `Windows`, no ahead window | sequential | ahead = `[start + size, + next(size))`; if the read reaches into it, shifted at once as below | the ahead window (and the next) |
 /// | `Windows` with ahead | sequential, reaching `ahead_start` | current = ahead; a new ahead = `next(size)` after it | the new ahead window |
 /// | `Windows` with ahead | sequential, before `ahead_start` | unchanged | nothing |
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -208,7 +208,23 @@ impl LinuxState {
                     ahead_start: ahead.first,
                     ahead_size: ahead.pages,
                 };
-                vec![ahead]
+                if demand.end() <= ahead.first {
+                    return vec![ahead];
+                }
+                // A read that already reaches into the new ahead window shifts
+                // into it at once and gets the next one (2.6.16 makes the ahead
+                // window and then checks the crossing in the same call).
+                let next = PageRange {
+                    first: ahead.end(),
+                    pages: next_window(ahead.pages, max),
+                };
+                self.phase = LinuxPhase::Windows {
+                    start: ahead.first,
+                    size: ahead.pages,
+                    ahead_start: next.first,
+                    ahead_size: next.pages,
+                };
+                vec![ahead, next]
             }
             LinuxPhase::Windows {
                 ahead_start,

@@ -1,28 +1,45 @@
 //! Multimedia-like streams (validation paper §2.5 Fig. 7, §3 Fig. 10): each
-//! stream reads one file sequentially at a fixed rate from a random position,
-//! through the shared page cache and its own read-ahead state (each stream has
-//! its own open file); one new stream starts every `arrival_interval`; each
-//! new stream's start-up latency (from its start to the end of its first read)
-//! is recorded; no new stream starts once one has waited longer than
-//! `give_up_after`, and the run ends then or when the last of `max_streams`
-//! has started.
+//! stream is a process that reads one file sequentially at a fixed rate from a
+//! random position, through the shared page cache and its own read-ahead state
+//! (each stream has its own open file); one new stream starts every
+//! `arrival_interval`; each new stream's start-up latency (from its start to
+//! the return of its first `read` call, i.e. its first buffer of playback) and
+//! the time to its first page are recorded; no new stream starts once one has
+//! waited longer than `give_up_after`, and the run ends then or when the last
+//! of `max_streams` has started.
+//!
+//! **A `read` call as Linux 2.6.16 serves it** (`do_generic_mapping_read`
+//! with `page_cache_readahead`): the call walks its pages; at the start and at
+//! each window edge it asks read-ahead for the next step — at most the policy's
+//! window (`min(pages left in the call, window)`; a track-aligned window ends
+//! at the track boundary) — submits what the plan says (the step's missing
+//! pages and any ahead window, adjacent runs joined into one request as the
+//! elevator would merge them), and waits until the step's pages are cached
+//! before it goes on. So a call larger than the window waits for several
+//! requests in turn, each queued behind whatever the other streams have
+//! queued, while the ahead window of the step before is already on its way.
+//!
+//! A stream keeps its rate by [`Pacing`]: calls due every period from its
+//! start, or a sleep of one period after each call.
 //!
 //! What is simplified: all streams read one large file (at independent random
 //! page positions; a stream that reaches the end goes on from page 0); no CPU
-//! time; a read that completes late is followed at once by the next one
-//! (a stream never skips data); no metadata reads.
+//! time; a stream never skips data; no metadata reads.
 //!
 //! A stream's state machine:
 //!
 //! | state | event | next |
 //! |---|---|---|
-//! | `Sleeping` | its wake-up (the next read is due) | plans its read: `Waiting` if a page is missing (the device is told to unplug), else `Sleeping` until the next due time |
-//! | `Waiting` | a completion brings the last missing page of its read | `Sleeping` until the next due time (at once if late) |
+//! | `Sleeping` | its wake-up (the next call is due, by its [`Pacing`]) | plans the call's first step |
+//! | (planning a step) | the step's pages are all cached | the next step; after the call's last step `Sleeping` until the next due time (at once if late) |
+//! | (planning a step) | a page of the step is missing | `Waiting` (the device is told to unplug, as Linux does when a reader waits for a page) |
+//! | `Waiting` | a completion brings the step's last missing page | plans the next step, as above |
 //! | any | the run gives up (a start-up latency past the limit) | `Stopped` |
 
 use crate::block::BlockSize;
 use crate::cache::{PageCache, PageKey};
-use crate::readahead::{FileView, PageRange, Policy, ReadAhead};
+use crate::elevator::{Elevator, ElevatorConfig};
+use crate::readahead::{FileView, PageRange, Policy, ReadAhead, WindowLimit};
 use crate::view::LaidOutFile;
 use crate::{BlockRun, FileId};
 use spinstack_sim::device::{BlockDevice, Control};
@@ -34,13 +51,26 @@ use spinstack_sim::units::{Nanoseconds, Sectors};
 use spinstack_trackmap::TrackMap;
 use std::collections::{HashMap, HashSet};
 
+/// How a stream keeps its rate.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Pacing {
+    /// Calls are due every `period` from the stream's start; a late call is
+    /// followed at once by the next (the rate is exact while the disk keeps up).
+    FixedRate,
+    /// The stream sleeps `period` after each call returns (`read; sleep`):
+    /// the rate is "around" `read_pages` per period and falls as calls slow
+    /// down, and the streams' calls drift out of step with each other.
+    SleepAfterCall,
+}
+
 /// The streams' workload.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct StreamWorkload {
-    /// Pages per read.
+    /// Pages per `read` call.
     pub read_pages: u64,
-    /// Time between a stream's reads (its rate is `read_pages` per period).
+    /// Time between a stream's calls (its rate is `read_pages` per period).
     pub period: Nanoseconds,
+    pub pacing: Pacing,
     /// Time between new streams.
     pub arrival_interval: Nanoseconds,
     /// No new stream starts once one's start-up latency exceeds this.
@@ -58,6 +88,8 @@ pub struct StreamSetup<'a> {
     pub runs: &'a [BlockRun],
     pub policy: Policy,
     pub cache: PageCache,
+    /// The host's elevator: `None` sends every request to the device at once.
+    pub elevator: Option<ElevatorConfig>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -69,34 +101,99 @@ enum StreamState {
 
 struct Stream {
     read_ahead: ReadAhead,
+    /// The page the next call starts at.
     position: u64,
+    /// The stream's first page (its start-up's first byte).
+    first_page: u64,
     started: Nanoseconds,
-    /// When the next read is due.
+    /// When the next call is due.
     due: Nanoseconds,
-    first_read_done: bool,
+    first_call_done: bool,
+    first_page_seen: bool,
     state: StreamState,
-    /// Pages of the current read still missing.
+    /// When the current call began.
+    call_started: Nanoseconds,
+    /// The current call's next step starts here and the call ends at `call_end`.
+    cursor: u64,
+    call_end: u64,
+    /// Pages of the current step still missing.
     missing: HashSet<u64>,
+    /// Pages in the current step.
+    step_pages: u64,
+}
+
+/// One stream's start-up, in start order.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct StartUp {
+    /// From its start to the return of its first call (`None` while that
+    /// call was still waiting when the run stopped).
+    pub latency: Option<Nanoseconds>,
+    /// From its start to its first page being cached (the first byte).
+    pub first_byte: Option<Nanoseconds>,
+    /// Steps of its first call that waited for the disk.
+    pub disk_waits: u32,
+    /// Requests the host had in flight when it started: what its first
+    /// request queues behind.
+    pub queued_at_start: u64,
 }
 
 /// What the streams did.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct StreamReport {
-    /// Start-up latency of each stream, in start order (a stream still
-    /// waiting when the run stopped is left out).
-    pub startup_latency: Vec<Nanoseconds>,
+    /// Every stream that started, in start order.
+    pub startups: Vec<StartUp>,
     pub requests: u64,
     pub sectors: u64,
-    /// Reads, and those that started more than one period after they were due
-    /// (the stream fell behind its rate).
+    /// Calls, and those that started more than one period after they were
+    /// due (the stream fell behind its rate; never with `SleepAfterCall`).
     pub reads: u64,
     pub late_reads: u64,
+    /// Calls that returned and the time they took in all (first calls included).
+    pub calls_done: u64,
+    pub call_time: Nanoseconds,
     /// When the run gave up or ended.
     pub ended: Nanoseconds,
+    /// Requests in flight integrated over time (request-nanoseconds), for the
+    /// time-average queue: `in_flight_integral / ended`.
+    pub in_flight_integral: u128,
+}
+
+impl StreamReport {
+    /// Requests the host had in flight on average over the run.
+    pub fn mean_in_flight(&self) -> f64 {
+        self.in_flight_integral as f64 / self.ended.0.max(1) as f64
+    }
+
+    /// Start-up latencies in start order, up to the first stream whose first
+    /// call had not returned when the run stopped.
+    pub fn startup_latency(&self) -> Vec<Nanoseconds> {
+        self.startups.iter().map_while(|s| s.latency).collect()
+    }
 }
 
 /// Wake-up token of the next stream's arrival (stream wake-ups are their index).
 const ARRIVAL: u64 = u64::MAX;
+
+/// Pages of the next step of a call at `cursor` with `left` pages to go: the
+/// policy's window, as Linux's `page_cache_readahead` returns the next index
+/// at which it wants to be asked again (`min(request, max window)`); a
+/// track-aligned window ends at the track boundary. FreeBSD's clustering
+/// (the FFS policies) sees the whole call at once.
+pub fn step_pages(policy: Policy, view: &impl FileView, cursor: u64, left: u64) -> u64 {
+    let window = match policy {
+        Policy::LinuxWindow {
+            limit: WindowLimit::Pages(pages),
+        } => pages,
+        Policy::LinuxWindow {
+            limit: WindowLimit::Tracks(tracks),
+        } => tracks * view.track_pages_at(cursor),
+        Policy::TrackAligned => view.pages_to_track_end(cursor),
+        Policy::FfsSequentialCount { .. }
+        | Policy::FfsFastStart { .. }
+        | Policy::FfsTraxtent { .. } => left,
+    };
+    left.min(window.max(1))
+}
 
 /// The streams (see the module documentation).
 pub struct Streams<'a> {
@@ -109,6 +206,10 @@ pub struct Streams<'a> {
     /// Streams waiting for each page.
     waiters: HashMap<u64, Vec<usize>>,
     in_flight: HashMap<RequestId, Vec<u64>>,
+    /// Requests issued but held by the host's elevator, with their pages.
+    elevator: Option<Elevator<Vec<u64>>>,
+    /// When the in-flight count last changed (for its time integral).
+    in_flight_since: Nanoseconds,
     gave_up: bool,
     report: StreamReport,
 }
@@ -116,6 +217,7 @@ pub struct Streams<'a> {
 impl<'a> Streams<'a> {
     pub fn new(setup: StreamSetup<'a>, workload: StreamWorkload) -> Streams<'a> {
         let page_count = setup.runs.iter().map(|r| r.blocks).sum();
+        let elevator = setup.elevator.map(Elevator::new);
         Streams {
             setup,
             workload: StreamWorkload {
@@ -128,6 +230,8 @@ impl<'a> Streams<'a> {
             pending: HashSet::new(),
             waiters: HashMap::new(),
             in_flight: HashMap::new(),
+            elevator,
+            in_flight_since: Nanoseconds::ZERO,
             gave_up: false,
             report: StreamReport::default(),
         }
@@ -150,56 +254,78 @@ impl<'a> Streams<'a> {
         }
         let position = self.rng.next_u64() % self.page_count;
         let now = io.now();
+        self.report.startups.push(StartUp {
+            queued_at_start: self.requests_out() as u64,
+            ..StartUp::default()
+        });
         self.streams.push(Stream {
             read_ahead: ReadAhead::new(self.setup.policy),
             position,
+            first_page: position,
             started: now,
             due: now,
-            first_read_done: false,
+            first_call_done: false,
+            first_page_seen: false,
             state: StreamState::Sleeping,
+            call_started: now,
+            cursor: position,
+            call_end: position,
             missing: HashSet::new(),
+            step_pages: 0,
         });
-        self.read(self.streams.len() - 1, io)?;
+        self.begin_call(self.streams.len() - 1, io)?;
         io.wake_at(now + self.workload.arrival_interval, ARRIVAL)
     }
 
-    /// Stream `k`'s next read: plan, issue, copy what is cached, wait or sleep.
-    fn read<D: BlockDevice>(&mut self, k: usize, io: &mut Io<'_, D>) -> Result<(), EngineError> {
-        let first = self.streams[k].position;
-        let pages = self.workload.read_pages.min(self.page_count - first);
-        let plan = {
-            let (cache, pending) = (&self.setup.cache, &self.pending);
-            let resident =
-                |index: u64| pending.contains(&index) || cache.contains(Streams::key(index));
-            let view = LaidOutFile::new(
-                self.setup.runs,
-                self.setup.map,
-                self.setup.block_size,
-                resident,
-            );
-            self.streams[k].read_ahead.on_read(&view, first, pages)
-        };
-        let mut ranges: Vec<PageRange> = plan
-            .demand
-            .iter()
-            .chain(&plan.read_ahead)
-            .copied()
-            .filter(|r| r.pages > 0)
-            .collect();
-        ranges.sort_by_key(|r| r.first);
-        let mut joined: Vec<PageRange> = Vec::new();
-        for range in ranges {
-            match joined.last_mut() {
-                Some(last) if last.end() == range.first => last.pages += range.pages,
-                _ => joined.push(range),
+    /// Stream `k`'s next `read` call: its pages, then its steps.
+    fn begin_call<D: BlockDevice>(
+        &mut self,
+        k: usize,
+        io: &mut Io<'_, D>,
+    ) -> Result<(), EngineError> {
+        let now = io.now();
+        let stream = &mut self.streams[k];
+        stream.call_started = now;
+        stream.cursor = stream.position;
+        stream.call_end = (stream.position + self.workload.read_pages).min(self.page_count);
+        self.steps(k, io)
+    }
+
+    /// Plans and issues stream `k`'s steps until one has a page missing
+    /// (`Waiting`) or the call is done.
+    fn steps<D: BlockDevice>(&mut self, k: usize, io: &mut Io<'_, D>) -> Result<(), EngineError> {
+        loop {
+            let (cursor, left) = {
+                let stream = &self.streams[k];
+                (stream.cursor, stream.call_end - stream.cursor)
+            };
+            if left == 0 {
+                return self.call_done(k, io);
             }
-        }
-        for range in joined {
-            self.issue(range, io)?;
-        }
-        let mut missing = HashSet::new();
-        for index in first..first + pages {
-            if !self.setup.cache.access(Streams::key(index)) {
+            let (step, plan) = {
+                let (cache, pending) = (&self.setup.cache, &self.pending);
+                let resident =
+                    |index: u64| pending.contains(&index) || cache.contains(Streams::key(index));
+                let view = LaidOutFile::new(
+                    self.setup.runs,
+                    self.setup.map,
+                    self.setup.block_size,
+                    resident,
+                );
+                let step = step_pages(self.setup.policy, &view, cursor, left);
+                (
+                    step,
+                    self.streams[k].read_ahead.on_read(&view, cursor, step),
+                )
+            };
+            for range in joined(plan.demand.iter().chain(&plan.read_ahead).copied()) {
+                self.issue(range, io)?;
+            }
+            let mut missing = HashSet::new();
+            for index in cursor..cursor + step {
+                if self.setup.cache.access(Streams::key(index)) {
+                    continue;
+                }
                 if !self.pending.contains(&index) {
                     // Evicted between planning and now: fetch it again.
                     self.issue(
@@ -213,37 +339,63 @@ impl<'a> Streams<'a> {
                 missing.insert(index);
                 self.waiters.entry(index).or_default().push(k);
             }
+            let stream = &mut self.streams[k];
+            stream.step_pages = step;
+            if !stream.first_page_seen && !missing.contains(&stream.first_page) {
+                self.page_seen(k, io.now());
+            }
+            let stream = &mut self.streams[k];
+            if !missing.is_empty() {
+                if !stream.first_call_done {
+                    self.report.startups[k].disk_waits += 1;
+                }
+                stream.missing = missing;
+                stream.state = StreamState::Waiting;
+                return io.control(self.setup.device, &[], Control::Unplug);
+            }
+            stream.cursor += step;
         }
-        let next = first + pages;
-        self.streams[k].position = if next >= self.page_count { 0 } else { next };
-        if missing.is_empty() {
-            return self.read_done(k, io);
-        }
-        self.streams[k].missing = missing;
-        self.streams[k].state = StreamState::Waiting;
-        io.control(self.setup.device, &[], Control::Unplug)
     }
 
-    fn read_done<D: BlockDevice>(
+    /// Stream `k`'s first page is cached at `now`.
+    fn page_seen(&mut self, k: usize, now: Nanoseconds) {
+        let stream = &mut self.streams[k];
+        if !stream.first_page_seen {
+            stream.first_page_seen = true;
+            self.report.startups[k].first_byte = Some(now - stream.started);
+        }
+    }
+
+    fn call_done<D: BlockDevice>(
         &mut self,
         k: usize,
         io: &mut Io<'_, D>,
     ) -> Result<(), EngineError> {
         let now = io.now();
         let stream = &mut self.streams[k];
-        if !stream.first_read_done {
-            stream.first_read_done = true;
+        self.report.calls_done += 1;
+        self.report.call_time += now - stream.call_started;
+        stream.position = if stream.call_end >= self.page_count {
+            0
+        } else {
+            stream.call_end
+        };
+        if !stream.first_call_done {
+            stream.first_call_done = true;
             let latency = now - stream.started;
-            self.report.startup_latency.push(latency);
+            self.report.startups[k].latency = Some(latency);
             // The run ends when a stream waits too long, or when the last
-            // stream allowed has started (nothing more is measured).
+            // stream allowed has started and every first call has returned
+            // (nothing more is measured).
             if latency > self.workload.give_up_after
-                || self.report.startup_latency.len() >= self.workload.max_streams
+                || (self.streams.len() >= self.workload.max_streams
+                    && self.report.startups.iter().all(|s| s.latency.is_some()))
             {
                 self.gave_up = true;
             }
         }
         if self.gave_up {
+            self.count_in_flight(now);
             self.report.ended = now;
             for stream in &mut self.streams {
                 stream.state = StreamState::Stopped;
@@ -251,10 +403,40 @@ impl<'a> Streams<'a> {
             return Ok(());
         }
         let stream = &mut self.streams[k];
-        stream.due += self.workload.period;
+        stream.due = match self.workload.pacing {
+            Pacing::FixedRate => stream.due + self.workload.period,
+            Pacing::SleepAfterCall => now + self.workload.period,
+        };
         stream.state = StreamState::Sleeping;
         let due = stream.due.max(now);
         io.wake_at(due, k as u64)
+    }
+
+    /// Requests issued and not completed: at the device or in the elevator.
+    fn requests_out(&self) -> usize {
+        self.in_flight.len() + self.elevator.as_ref().map_or(0, Elevator::waiting)
+    }
+
+    /// Sends what the elevator lets go now (the plug below is told to
+    /// unplug: the elevator already chose the order).
+    fn dispatch<D: BlockDevice>(&mut self, io: &mut Io<'_, D>) -> Result<(), EngineError> {
+        let mut sent = false;
+        while let Some(queued) = self.elevator.as_mut().and_then(|e| e.next(io.now())) {
+            let id = io.submit(self.setup.device, queued.issue)?;
+            self.in_flight.insert(id, queued.tag);
+            sent = true;
+        }
+        if sent {
+            io.control(self.setup.device, &[], Control::Unplug)?;
+        }
+        Ok(())
+    }
+
+    /// Adds the in-flight count since its last change to its time integral.
+    fn count_in_flight(&mut self, now: Nanoseconds) {
+        let elapsed = now.0.saturating_sub(self.in_flight_since.0);
+        self.report.in_flight_integral += u128::from(elapsed) * self.requests_out() as u128;
+        self.in_flight_since = now;
     }
 
     /// Issues `range`, one request per disk-contiguous piece.
@@ -273,15 +455,38 @@ impl<'a> Streams<'a> {
             let pages = view.contiguous_from(index).min(range.end() - index);
             let lbn = block_size.first_lbn(block);
             let sectors = Sectors(pages * block_size.sectors().0);
-            let id = io.submit(self.setup.device, Issue::new(Operation::Read, lbn, sectors))?;
+            let issue = Issue::new(Operation::Read, lbn, sectors);
+            self.count_in_flight(io.now());
             self.pending.extend(index..index + pages);
-            self.in_flight.insert(id, (index..index + pages).collect());
+            let indices = (index..index + pages).collect();
+            if let Some(elevator) = self.elevator.as_mut() {
+                elevator.add(issue, io.now(), indices);
+            } else {
+                let id = io.submit(self.setup.device, issue)?;
+                self.in_flight.insert(id, indices);
+            }
             self.report.requests += 1;
             self.report.sectors += sectors.0;
             index += pages;
         }
-        Ok(())
+        self.dispatch(io)
     }
+}
+
+/// The plan's runs with adjacent ones joined (the demand pages and the ahead
+/// window right after them go down as one request, as the elevator merges
+/// them).
+fn joined(ranges: impl Iterator<Item = PageRange>) -> Vec<PageRange> {
+    let mut sorted: Vec<PageRange> = ranges.filter(|r| r.pages > 0).collect();
+    sorted.sort_by_key(|r| r.first);
+    let mut out: Vec<PageRange> = Vec::new();
+    for range in sorted {
+        match out.last_mut() {
+            Some(last) if last.end() == range.first => last.pages += range.pages,
+            _ => out.push(range),
+        }
+    }
+    out
 }
 
 impl<D: BlockDevice> Host<D> for Streams<'_> {
@@ -296,9 +501,17 @@ impl<D: BlockDevice> Host<D> for Streams<'_> {
         done: &DeviceCompletion,
         io: &mut Io<'_, D>,
     ) -> Result<(), EngineError> {
+        let now = io.now();
+        if self.in_flight.contains_key(&done.completion.request.id) {
+            self.count_in_flight(now);
+        }
         let Some(pages) = self.in_flight.remove(&done.completion.request.id) else {
             return Ok(());
         };
+        if let Some(elevator) = self.elevator.as_mut() {
+            elevator.done();
+        }
+        self.dispatch(io)?;
         let mut finished = Vec::new();
         for index in pages {
             self.pending.remove(&index);
@@ -309,14 +522,23 @@ impl<D: BlockDevice> Host<D> for Streams<'_> {
                 if stream.state == StreamState::Waiting && stream.missing.remove(&index) {
                     // Copied to the reader as it arrives.
                     let _ = self.setup.cache.access(Streams::key(index));
-                    if stream.missing.is_empty() {
+                    if index == stream.first_page {
+                        self.page_seen(k, now);
+                    }
+                    if self.streams[k].missing.is_empty() {
                         finished.push(k);
                     }
                 }
             }
         }
         for k in finished {
-            self.read_done(k, io)?;
+            if self.gave_up {
+                break;
+            }
+            let stream = &mut self.streams[k];
+            stream.cursor += stream.step_pages;
+            stream.state = StreamState::Sleeping;
+            self.steps(k, io)?;
         }
         Ok(())
     }
@@ -338,6 +560,89 @@ impl<D: BlockDevice> Host<D> for Streams<'_> {
         if io.now() > self.streams[k].due + self.workload.period {
             self.report.late_reads += 1;
         }
-        self.read(k, io)
+        self.begin_call(k, io)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A file of `pages` pages in tracks of `track` pages, nothing resident.
+    struct Flat {
+        pages: u64,
+        track: u64,
+    }
+
+    impl FileView for Flat {
+        fn page_count(&self) -> u64 {
+            self.pages
+        }
+        fn is_resident(&self, _: u64) -> bool {
+            false
+        }
+        fn contiguous_from(&self, index: u64) -> u64 {
+            self.pages - index
+        }
+        fn pages_to_track_end(&self, index: u64) -> u64 {
+            self.track - index % self.track
+        }
+        fn track_pages_at(&self, _: u64) -> u64 {
+            self.track
+        }
+    }
+
+    // Proves a call is cut where Linux asks read-ahead again: at the window
+    // (128 KB, or one track), at the track boundary for track-aligned, never
+    // past the call, and not at all for FreeBSD's clustering.
+    #[test]
+    fn steps_end_at_the_window_or_the_track_boundary() {
+        let view = Flat {
+            pages: 10_000,
+            track: 143,
+        };
+        assert_eq!(step_pages(Policy::linux_default(), &view, 5, 125), 32);
+        assert_eq!(step_pages(Policy::linux_default(), &view, 5, 20), 20);
+        assert_eq!(step_pages(Policy::one_track_window(), &view, 5, 125), 125);
+        assert_eq!(step_pages(Policy::one_track_window(), &view, 5, 300), 143);
+        assert_eq!(step_pages(Policy::TrackAligned, &view, 100, 125), 43);
+        assert_eq!(step_pages(Policy::TrackAligned, &view, 143, 125), 125);
+        assert_eq!(step_pages(Policy::ffs_unmodified(), &view, 5, 125), 125);
+    }
+
+    // Proves a reader of 125 pages a call with a 143-page window (one track)
+    // gets its ahead window a call ahead, as 2.6.16 does: the third call makes
+    // the ahead window, reaches into it and so gets the next one too; the
+    // fourth call's new window is what the fifth call reads.
+    #[test]
+    fn a_large_reader_gets_its_ahead_window_a_call_ahead() {
+        let view = Flat {
+            pages: 10_000,
+            track: 143,
+        };
+        let mut read_ahead = ReadAhead::new(Policy::LinuxWindow {
+            limit: WindowLimit::Pages(143),
+        });
+        let ahead_end = |plan: &crate::readahead::ReadPlan| {
+            plan.read_ahead.iter().map(|r| r.end()).max().unwrap_or(0)
+        };
+        let first = read_ahead.on_read(&view, 1000, 125);
+        assert!(first.read_ahead.is_empty(), "{first:?}");
+        let second = read_ahead.on_read(&view, 1125, 125);
+        assert_eq!(ahead_end(&second), 1125 + 143, "{second:?}");
+        let third = read_ahead.on_read(&view, 1250, 125);
+        assert_eq!(ahead_end(&third), 1268 + 143 + 143, "{third:?}");
+        let fourth = read_ahead.on_read(&view, 1375, 125);
+        assert_eq!(ahead_end(&fourth), 1554 + 143, "{fourth:?}");
+        // The fifth call, [1500, 1625), lies inside what was fetched by then.
+        assert!(1625 <= ahead_end(&fourth));
+    }
+
+    // Proves adjacent runs become one request and a gap keeps two.
+    #[test]
+    fn adjacent_runs_are_joined() {
+        let run = |first, pages| PageRange { first, pages };
+        let plan = [run(0, 32), run(32, 32), run(70, 4)];
+        assert_eq!(joined(plan.into_iter()), vec![run(0, 64), run(70, 4)]);
     }
 }
