@@ -15,13 +15,14 @@
 //! on the file size once a file spans several of FFS's 16 MB per-group pieces.
 
 use super::table2_ffs_writes as writes;
+use super::table2_testbed as testbed;
 use crate::claim::{Claim, Tolerance};
-use crate::drives::{self, ATLAS_10K};
+
 use crate::harness::{Experiment, Outcome, RunContext};
 use crate::plot::{Bars, Figure, LegendCorner, Panel, PanelContent};
 use crate::table::DataTable;
 use crate::LabError;
-use spinstack_disk::drive::{Drive, DriveOptions};
+use spinstack_disk::drive::Drive;
 use spinstack_fs::cache::{PageCache, Replacement};
 use spinstack_fs::readahead::{Policy, ReadAhead};
 use spinstack_fs::scan::{ReadCost, Scan, ScanReport, ScanSetup, ScannedFile};
@@ -31,12 +32,6 @@ use spinstack_sim::engine::{Engine, EngineOptions};
 
 pub struct Table2Ffs;
 
-/// The traxtents testbed's Ultra2 Wide SCSI link, 80 MB/s (§5.1).
-pub(super) const HOST_LINK_MB_PER_S: f64 = 80.0;
-/// FreeBSD queues commands at the disk (§4.2.2: "unmodified FreeBSD already
-/// supports command queuing at the device"); the scans keep at most four
-/// requests outstanding, so any depth of four or more gives the same run.
-pub(super) const TAGGED_QUEUE_DEPTH: u32 = 16;
 /// The paper's hosts had 128 MB of RAM (§5.1); the scaled files fit in it.
 const CACHE_BYTES: u64 = 128 << 20;
 /// Scaled sizes (see the module doc), in 8 KB blocks.
@@ -109,12 +104,8 @@ fn measure(
         id: "table2-ffs".to_string(),
         problem: format!("{name}, {}: {problem}", variant.name),
     };
-    let spec = drives::with_host_link(&drives::spec(ATLAS_10K)?, HOST_LINK_MB_PER_S);
-    let options = DriveOptions {
-        queue_depth: Some(TAGGED_QUEUE_DEPTH),
-        ..DriveOptions::default()
-    };
-    let drive = Drive::new(&spec, options).map_err(|e| fail(e.to_string()))?;
+    let spec = testbed::atlas10k_spec()?;
+    let drive = Drive::new(&spec, testbed::drive_options()).map_err(|e| fail(e.to_string()))?;
     let map = drive.layout().track_map(&spec.name);
     let config = (variant.config)();
     let mut allocator = Allocator::new(&map, config).map_err(|e| fail(e.to_string()))?;

@@ -19,13 +19,13 @@
 //! same `maxcontig`, so its file system allowed 32-block clusters (newfs's
 //! default is `MAXPHYS / bsize`, 16 with a 128 KB `MAXPHYS`).
 
-use super::table2_ffs::{HOST_LINK_MB_PER_S, TAGGED_QUEUE_DEPTH};
+use super::table2_testbed as testbed;
 use crate::claim::Claim;
-use crate::drives::{self, ATLAS_10K};
+use crate::drives;
 use crate::plot::{Figure, PanelContent};
 use crate::table::DataTable;
 use crate::LabError;
-use spinstack_disk::drive::{Drive, DriveOptions};
+use spinstack_disk::drive::Drive;
 use spinstack_fs::block::BlockNumber;
 use spinstack_fs::cache::{PageCache, Replacement};
 use spinstack_fs::flush::WritePolicy;
@@ -91,15 +91,8 @@ fn setup_drive(
     };
     // Writes complete on the media, as the same paper's drives reported them
     // (§5.2's write head times: see `drives::with_write_through`).
-    let spec = drives::with_write_through(&drives::with_host_link(
-        &drives::spec(ATLAS_10K)?,
-        HOST_LINK_MB_PER_S,
-    ));
-    let options = DriveOptions {
-        queue_depth: Some(TAGGED_QUEUE_DEPTH),
-        ..DriveOptions::default()
-    };
-    let drive = Drive::new(&spec, options).map_err(|e| fail(e.to_string()))?;
+    let spec = drives::with_write_through(&testbed::atlas10k_spec()?);
+    let drive = Drive::new(&spec, testbed::drive_options()).map_err(|e| fail(e.to_string()))?;
     let map = drive.layout().track_map(&spec.name);
     Ok((drive, map))
 }
