@@ -4,9 +4,14 @@
 //! finishes; a spin-down in progress finishes and the drives spin up again), spin
 //! up if asleep, then apply every record the secondary's log volume holds and the
 //! data volume does not. The apply time is measured, not assumed: it is the time
-//! the timeline's own windows covering those records took (a window that was being
-//! applied at the disaster, or that the disaster cut short, counts whole: applying
-//! part of a sorted sweep takes no longer than all of it).
+//! the timeline's own windows covering those records took. A window that was being
+//! applied at the disaster is finished: the sweep goes on as simulated, so it costs
+//! the rest of its measured time. The last window, which holds only part of its records
+//! at the disaster (the rest arrived later), is charged the least of its own time
+//! and the time of every timeline window at least as long in log bytes as the part
+//! held: a window of fewer bytes of the same log applies no slower than a longer
+//! one (its pages are a subset's worth; assumed of a stationary log, and the
+//! timeline's windows are all of the same log).
 //!
 //! RPO: a transaction is acknowledged one inter-site latency after its last record
 //! reached the secondary's log volume. Lost = acknowledged transactions whose
@@ -80,6 +85,25 @@ pub fn run_trials(timeline: &Timeline, arrivals: &Arrivals, config: &TrialConfig
         mean_recovery_s: 0.0,
         charged_at_calibrated_rate: 0,
     };
+    // Measured windows by log bytes, with the least time of any at least that long.
+    let mut by_bytes: Vec<(u64, Nanoseconds)> = timeline
+        .windows
+        .iter()
+        .map(|w| {
+            (
+                arrivals.bytes_between(w.start, w.end),
+                w.applied.finished - w.applied.started,
+            )
+        })
+        .collect();
+    by_bytes.sort_unstable();
+    for index in (0..by_bytes.len().saturating_sub(1)).rev() {
+        by_bytes[index].1 = by_bytes[index].1.min(by_bytes[index + 1].1);
+    }
+    let bound = |bytes: u64| {
+        let at = by_bytes.partition_point(|&(b, _)| b < bytes);
+        by_bytes.get(at).map(|&(_, time)| time)
+    };
     let mut total = 0.0;
     for _ in 0..config.trials {
         let at = Nanoseconds(rng.below(timeline.span.0.max(1)));
@@ -96,7 +120,16 @@ pub fn run_trials(timeline: &Timeline, arrivals: &Arrivals, config: &TrialConfig
             if window.start >= held {
                 break;
             }
-            apply += window.applied.finished - window.applied.started;
+            let whole = window.applied.finished - window.applied.started;
+            apply += if window.applied.started <= at {
+                // In progress at the disaster: the rest of the sweep.
+                window.applied.finished - at
+            } else if window.end > held {
+                let part = arrivals.bytes_between(window.start, held);
+                bound(part).map_or(whole, |time| time.min(whole))
+            } else {
+                whole
+            };
             covered = window.end;
         }
         if covered < held {

@@ -210,6 +210,11 @@ pub struct Primary {
     pub page_reads_per_transaction: f64,
     pub log_bytes_per_transaction: f64,
     pub records_per_transaction: f64,
+    /// Mean time of one of its page I/Os on a drive (the volume's time × drives
+    /// over the I/Os), ms.
+    pub ms_per_page_io: f64,
+    /// The database's share of each drive (pages per drive over its capacity).
+    pub database_share_of_drive: f64,
 }
 
 /// The conventional secondary's measured behaviour.
@@ -239,7 +244,7 @@ fn closed_loop_rate(
     config: &SiteConfig,
     pages: u64,
     ios: impl Iterator<Item = (Operation, PageId)>,
-) -> Result<(u64, Nanoseconds), VolumeError> {
+) -> Result<(u64, Nanoseconds, u64), VolumeError> {
     let mut volume = DataVolume::new(spec, config.data_drives, pages)?;
     let mut count = 0;
     let ios: Vec<PageIo> = ios
@@ -255,7 +260,7 @@ fn closed_loop_rate(
         .collect();
     let queues = volume.queues(ios);
     let end = volume.execute(queues, config.queue_depth)?;
-    Ok((count, end))
+    Ok((count, end, volume.drive_capacity_pages))
 }
 
 impl Site {
@@ -300,7 +305,7 @@ fn measure_primary(
         .iter()
         .filter(|(op, _)| *op == Operation::Read)
         .count() as f64;
-    let (count, elapsed) = closed_loop_rate(
+    let (count, elapsed, capacity) = closed_loop_rate(
         spec,
         config,
         workload.pages,
@@ -316,6 +321,10 @@ fn measure_primary(
         page_reads_per_transaction: reads / transactions,
         log_bytes_per_transaction,
         records_per_transaction: workload.measured().len() as f64 / transactions,
+        ms_per_page_io: elapsed.as_secs_f64() * 1e3 * config.data_drives as f64
+            / count.max(1) as f64,
+        database_share_of_drive: workload.pages.div_ceil(config.data_drives as u64) as f64
+            / capacity.max(1) as f64,
     })
 }
 

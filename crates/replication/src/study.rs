@@ -99,6 +99,8 @@ pub struct PointReport {
     pub normalized_power: Option<f64>,
     pub data_watts_power_aware: Option<f64>,
     pub data_watts_conventional: f64,
+    /// A data drive's power in the standby mode used (the floor of its average).
+    pub standby_watts: f64,
     pub log_watts: f64,
     pub mode_changes_per_day: Option<f64>,
     pub failover_trials: u32,
@@ -116,7 +118,7 @@ pub struct PointReport {
 fn standby_penalties(
     site: &Site,
     level: StandbyLevel,
-) -> Result<(Nanoseconds, Nanoseconds, String), StudyError> {
+) -> Result<(Nanoseconds, Nanoseconds, String, f64), StudyError> {
     let levels = &site.spec.power.standby;
     let spec = levels
         .get(level.0 as usize)
@@ -134,6 +136,7 @@ fn standby_penalties(
         Nanoseconds::from_ms_f64(spec.exit_ms),
         Nanoseconds::from_ms_f64(spec.enter_ms),
         spec.name.clone(),
+        spec.watts,
     ))
 }
 
@@ -184,10 +187,8 @@ pub fn calibrate(site: &Site, window_bytes: Option<u64>) -> Result<ApplyRate, St
 /// (after that it is refused).
 pub const MAX_PLAN_ATTEMPTS: u32 = 4;
 
-/// A plan whose batches hold more than this many times the generated log is not
-/// simulated (the log would be replayed that often per batch, and the cost of a
-/// point grows with it).
-pub const MAX_BATCH_OVER_LOG: f64 = 4.0;
+/// Most times the calibration is repeated at the backlog a plan implies.
+const BACKLOG_REFINEMENTS: u32 = 4;
 
 /// Run the power-aware timeline of `batch`.
 fn simulate<'a>(
@@ -224,9 +225,10 @@ fn simulate<'a>(
 
 /// Study one configuration.
 pub fn study_point(site: &Site, point: &PointConfig) -> Result<PointReport, StudyError> {
-    let (spin_up, spin_down, standby_name) = standby_penalties(site, point.standby)?;
+    let (spin_up, spin_down, standby_name, standby_watts) = standby_penalties(site, point.standby)?;
     let r_gen = site.primary.r_gen_bytes_per_s;
     let mut rate = calibrate(site, point.window_bytes)?;
+    let window_rate = rate.bytes_per_s;
     let plan_for = |r_apl: f64| {
         plan(&PlanInput {
             r_gen_bytes_per_s: r_gen,
@@ -238,15 +240,21 @@ pub fn study_point(site: &Site, point: &PointConfig) -> Result<PointReport, Stud
     };
     let mut planned = plan_for(rate.bytes_per_s);
     // A batch backlog smaller than the window buffer fills only part of it, and a
-    // smaller window compacts less: measure at the backlog's size and plan again.
-    if let (Ok(p), Some(window)) = (&planned, point.window_bytes) {
-        let backlog = (r_gen * (p.batch_interval_s - p.apply_time_s)) as u64;
-        if backlog < window {
-            let smaller = calibrate(site, Some(backlog.max(PAGE_BYTES)))?;
-            if smaller.bytes_per_s < rate.bytes_per_s {
-                rate.bytes_per_s = smaller.bytes_per_s;
-                planned = plan_for(rate.bytes_per_s);
+    // smaller window compacts less: measure at the backlog's size and plan again,
+    // until the backlog the plan implies is applied at the rate it assumed.
+    if let Some(window) = point.window_bytes {
+        for _ in 0..BACKLOG_REFINEMENTS {
+            let Ok(p) = &planned else { break };
+            let backlog = (r_gen * (p.batch_interval_s - p.apply_time_s)) as u64;
+            if backlog >= window {
+                break;
             }
+            let smaller = calibrate(site, Some(backlog.max(PAGE_BYTES)))?;
+            if smaller.bytes_per_s >= rate.bytes_per_s {
+                break;
+            }
+            rate.bytes_per_s = smaller.bytes_per_s;
+            planned = plan_for(rate.bytes_per_s);
         }
     }
     let log_bytes_per_s = r_gen / site.config.data_drives as f64
@@ -266,7 +274,7 @@ pub fn study_point(site: &Site, point: &PointConfig) -> Result<PointReport, Stud
         r_gen_per_s: r_gen,
         r_apl_per_s: rate.bytes_per_s,
         apply_speedup: rate.bytes_per_s / r_gen,
-        calibrated_r_apl_per_s: rate.bytes_per_s,
+        calibrated_r_apl_per_s: window_rate,
         timeline_r_apl_per_s: None,
         plan_attempts: 0,
         records_kept_by_compaction: rate.records_kept,
@@ -280,6 +288,7 @@ pub fn study_point(site: &Site, point: &PointConfig) -> Result<PointReport, Stud
         normalized_power: None,
         data_watts_power_aware: None,
         data_watts_conventional: conventional_watts,
+        standby_watts,
         log_watts,
         mode_changes_per_day: None,
         failover_trials: 0,
@@ -296,6 +305,19 @@ pub fn study_point(site: &Site, point: &PointConfig) -> Result<PointReport, Stud
             .map(|r| DriveEnergy::of(r, conventional_span)),
         log_drive,
     };
+    let log_total = crate::log::log_bytes(site.workload.measured());
+    if let Some(window) = point.window_bytes.filter(|&w| w > log_total) {
+        // The timeline replays the log cyclically; a window longer than the log
+        // would fold one row's changes from different laps, a folding no real log
+        // offers.
+        report.not_simulated = Some(format!(
+            "the window buffer ({} MB) is larger than the generated log ({} MB); generate \
+             more transactions",
+            window >> 20,
+            log_total >> 20
+        ));
+        return Ok(report);
+    }
     // R_apl is what applying the batches measures: plan with the calibrated rate,
     // run the timeline, and while its batches applied slower than planned (or a
     // trial missed the RTO) plan again with the rate they achieved.
@@ -336,19 +358,41 @@ pub fn study_point(site: &Site, point: &PointConfig) -> Result<PointReport, Stud
         if attempt >= MAX_PLAN_ATTEMPTS {
             report.plan_refused = Some(format!(
                 "no plan held the RTO in simulation after {attempt} attempts (the last: T_wnd \
-                 {:.0} s, {} of {} failover trials over the RTO, worst recovery {:.1} s)",
+                 {:.0} s, {} of {} failover trials over the RTO, worst recovery {:.1} s{})",
                 batch.batch_interval_s,
                 trials.rto_violations,
                 trials.trials,
-                trials.worst_recovery_s
+                trials.worst_recovery_s,
+                if timeline.fell_behind {
+                    "; a batch was still applying when the next was due"
+                } else {
+                    ""
+                }
             ));
             report.r_apl_per_s = rate.bytes_per_s;
             report.apply_speedup = rate.bytes_per_s / r_gen;
             report.plan_attempts = attempt;
             return Ok(report);
         }
-        rate.bytes_per_s = if achieved < rate.bytes_per_s {
-            achieved * 0.95
+        // Plan again with the rate the batches achieved, when they fell behind
+        // (each must finish before the next is due), and with the rate that would
+        // have brought the worst trial's apply time within the budget, when a
+        // trial missed the RTO; the slower of the two, less 3%.
+        let budget = (point.rto.saturating_sub(spin_up + spin_down)).as_secs_f64();
+        let worst_apply = trials.worst_recovery_s - (spin_up + spin_down).as_secs_f64();
+        let by_trials = if trials.rto_violations > 0 && worst_apply > budget {
+            rate.bytes_per_s * budget / worst_apply
+        } else {
+            f64::INFINITY
+        };
+        let by_batches = if timeline.fell_behind {
+            achieved
+        } else {
+            f64::INFINITY
+        };
+        let measured = by_trials.min(by_batches);
+        rate.bytes_per_s = if measured < rate.bytes_per_s {
+            measured * 0.97
         } else {
             rate.bytes_per_s * 0.8
         };

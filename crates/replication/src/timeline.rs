@@ -8,14 +8,17 @@
 //! | instant | what happens |
 //! |---|---|
 //! | k·T_wnd | spin-up ordered (every data drive) |
-//! | k·T_wnd + T_up | apply passes: the backlog in windows of ≤ B, then what arrived meanwhile, until a pass finds less than B/64 |
+//! | k·T_wnd + T_up | apply windows, each of everything arrived so far up to B bytes, until less than 1/64 of the batch's first window is left |
 //! | end of the last pass | spin-down ordered |
 //!
 //! The run starts at the steady state: at time 0 the backlog is R_gen·(T_wnd − T_apl)
 //! and the drives are in standby. When the plan leaves no time asleep
 //! (T_wnd − T_apl ≤ T_up + T_down) the drives are never spun down (batches still
 //! defer the apply). A log shorter than the run is replayed cyclically (the records
-//! keep their pages; a window never spans the wrap).
+//! keep their pages; a window may span the wrap, so every window but a batch's
+//! last holds B bytes, as the paper's window buffer does; the log must be longer
+//! than the largest window, or the replay would fold a row's changes from
+//! different laps: `crate::study` refuses such a window).
 //!
 //! **Sampled drives.** Pages are striped over all N drives, but only the I/O of
 //! the first `simulated_drives` is simulated (the records of other drives' pages
@@ -95,6 +98,21 @@ impl<'a> Arrivals<'a> {
     }
 }
 
+/// One past the last record (virtual index) of the window that starts at `from`:
+/// records up to `target`, at most `window_bytes` of log (at least one record). A
+/// window may span the log's wrap: the replayed log is one stream to the applier.
+fn window_end(arrivals: &Arrivals, from: u64, target: u64, window_bytes: u64) -> u64 {
+    let n = arrivals.records.len() as u64;
+    let mut bytes = 0u64;
+    for v in from..target {
+        bytes += u64::from(arrivals.records[(v % n) as usize].bytes);
+        if bytes > window_bytes && v > from {
+            return v;
+        }
+    }
+    target
+}
+
 /// One cycle's instants.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Cycle {
@@ -138,6 +156,37 @@ impl Timeline {
             time += (window.applied.finished - window.applied.started).0;
         }
         bytes as f64 / (time as f64 / 1e9).max(1e-9)
+    }
+}
+
+impl Timeline {
+    /// Log bytes per second of applying over the windows that held each batch's
+    /// backlog (the log arrived by its spin-up order), the slowest batch of the
+    /// first `cycles`: what a recovery must achieve, since a disaster just before a
+    /// batch leaves exactly that backlog (the windows that followed, applying what
+    /// arrived during the batch, do not count here).
+    pub fn backlog_bytes_per_s(&self, arrivals: &Arrivals, cycles: u32) -> f64 {
+        let mut slowest = f64::INFINITY;
+        for (index, cycle) in self.cycles.iter().take(cycles as usize).enumerate() {
+            let next = self
+                .cycles
+                .get(index + 1)
+                .map_or(Nanoseconds(u64::MAX), |c| c.spin_up_ordered);
+            let backlog_end = arrivals.arrived(cycle.spin_up_ordered);
+            let (mut bytes, mut time) = (0u64, 0u64);
+            for window in self.windows.iter().filter(|w| {
+                w.applied.started >= cycle.spin_up_ordered
+                    && w.applied.finished <= next
+                    && w.start < backlog_end
+            }) {
+                bytes += arrivals.bytes_between(window.start, window.end);
+                time += (window.applied.finished - window.applied.started).0;
+            }
+            if time > 0 {
+                slowest = slowest.min(bytes as f64 / (time as f64 / 1e9));
+            }
+        }
+        slowest
     }
 }
 
@@ -214,35 +263,38 @@ pub fn run_timeline(
                 Nanoseconds::ZERO
             };
         volume.engine.run_until(ready, &mut out);
-        for pass in 0..64 {
+        let next_start = Nanoseconds(config.batch_interval.0 * u64::from(k + 1));
+        let mut first_window_bytes = None;
+        // Each window takes everything arrived so far, up to B: the backlog, then
+        // what arrived while it was applied, until less than 1/64 of the batch's
+        // first window is left (or the next batch is due: the timeline then
+        // reports that it fell behind).
+        while volume.engine.now() < next_start {
             let target = arrivals.arrived(volume.engine.now());
-            let backlog = arrivals.bytes_between(applied_to, target.max(applied_to));
-            if target <= applied_to || (pass > 0 && backlog < config.window_bytes / 64) {
+            if target <= applied_to {
                 break;
             }
-            while applied_to < target {
-                // A window ends at B bytes, at the target, or at the log's wrap.
-                let lap_end = (applied_to / n + 1) * n;
-                let stop = target.min(lap_end);
-                let from = (applied_to % n) as usize;
-                let slice = &arrivals.records[from..from + (stop - applied_to) as usize];
-                let range = 0..crate::apply::first_window(slice, config.window_bytes);
-                let drives = volume.drives as u64;
-                let keep = config.simulated_drives as u64;
-                sampled.clear();
-                sampled.extend(
-                    slice[range.clone()]
-                        .iter()
-                        .filter(|r| r.page.0 % drives < keep),
-                );
-                let applied = applier.apply(&mut volume, &sampled, config.queue_depth)?;
-                windows.push(TimelineWindow {
-                    start: applied_to,
-                    end: applied_to + range.len() as u64,
-                    applied,
-                });
-                applied_to += range.len() as u64;
+            let backlog = arrivals.bytes_between(applied_to, target);
+            if first_window_bytes.is_some_and(|first: u64| backlog < first / 64) {
+                break;
             }
+            let end = window_end(arrivals, applied_to, target, config.window_bytes);
+            first_window_bytes.get_or_insert(arrivals.bytes_between(applied_to, end));
+            let drives = volume.drives as u64;
+            let keep = config.simulated_drives as u64;
+            sampled.clear();
+            sampled.extend(
+                (applied_to..end)
+                    .map(|v| arrivals.records[(v % n) as usize])
+                    .filter(|r| r.page.0 % drives < keep),
+            );
+            let applied = applier.apply(&mut volume, &sampled, config.queue_depth)?;
+            windows.push(TimelineWindow {
+                start: applied_to,
+                end,
+                applied,
+            });
+            applied_to = end;
         }
         let applied = volume.engine.now();
         if config.sleeps {

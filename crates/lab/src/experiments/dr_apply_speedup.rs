@@ -6,7 +6,7 @@
 
 use super::dr_common::{self as dr, ULTRASTAR};
 use crate::claim::{Claim, Tolerance};
-use crate::harness::{Experiment, Outcome, RunContext};
+use crate::harness::{Experiment, Outcome, RunContext, Scale};
 use crate::plot::{Figure, LegendCorner, Mark, Panel, PanelContent, Series};
 use crate::table::DataTable;
 use crate::LabError;
@@ -20,6 +20,9 @@ const SOURCE: &str = "§4";
 const WINDOWS: [Option<u64>; 4] = [None, Some(32), Some(128), Some(512)];
 
 impl Experiment for DrApplySpeedup {
+    fn run_size(&self, scale: &Scale) -> String {
+        dr::run_size(scale)
+    }
     fn id(&self) -> &'static str {
         "dr-apply-speedup"
     }
@@ -64,11 +67,15 @@ impl Experiment for DrApplySpeedup {
                         evidence.best_window_mb = window.unwrap_or(0);
                         evidence.best_ios_per_record = rate.page_ios_per_record;
                         evidence.best_records_kept = rate.records_kept;
+                        evidence.best_pages_per_request = rate.pages_per_request;
+                        evidence.best_fraction_touched = rate.database_fraction_touched;
+                        evidence.best_ms_per_page_io = rate.ms_per_page_io;
                     }
                     Some(_) => {}
                 }
                 if window.is_none() {
                     evidence.lsn_speedup = speedup;
+                    evidence.lsn_ms_per_page_io = rate.ms_per_page_io;
                 }
                 points.push((window.map_or(0.0, |m| m as f64), speedup));
                 data.push(vec![
@@ -100,6 +107,8 @@ impl Experiment for DrApplySpeedup {
             }
             evidence.primary_ios_per_record =
                 site.primary.page_ios_per_transaction / site.primary.records_per_transaction;
+            evidence.primary_ms_per_page_io = site.primary.ms_per_page_io;
+            evidence.database_share_of_drive = site.primary.database_share_of_drive;
             best.push((warehouses, top, evidence));
         }
         let claims = vec![
@@ -141,7 +150,13 @@ struct Evidence {
     best_window_mb: u64,
     best_ios_per_record: f64,
     best_records_kept: f64,
+    best_pages_per_request: f64,
+    best_fraction_touched: f64,
+    best_ms_per_page_io: f64,
+    lsn_ms_per_page_io: f64,
     primary_ios_per_record: f64,
+    primary_ms_per_page_io: f64,
+    database_share_of_drive: f64,
 }
 
 fn speedup_claim(warehouses: u32, paper: f64, ours: f64, e: &Evidence) -> Claim {
@@ -155,16 +170,24 @@ fn speedup_claim(warehouses: u32, paper: f64, ours: f64, e: &Evidence) -> Claim 
     .explain_if_missed(format!(
         "Best window {} MB: folding keeps {:.0}% of the records and the applier does {:.3} page \
          I/Os per record, against {:.3} in LSN order (R_apl/R_gen {:.2}) and the primary's \
-         {:.3} per record (its reads included). Both appliers go through the same 512 MB buffer \
-         pool, which already absorbs the hot rows, so compaction removes few I/Os; sorting makes \
-         the rest ascending, which on a few drives holding the database (random I/O already \
-         short-stroked, SPTF over 8 queued) is a few times, not tens of times, faster. The \
-         paper's HiRDB applier, its I/O trace and its volume size are not available to compare.",
+         {:.3} per record (its reads included). A window touches {:.0}% of the database's pages; \
+         sorted, they go out {:.1} pages per request at {:.2} ms per page I/O, against {:.2} ms \
+         in LSN order and {:.2} ms for the primary's random I/O. That last figure bounds the \
+         speed-up: the database fills only {:.1}% of each simulated drive, so random I/O seeks \
+         short and sorting gains less than on a volume the database spreads over (the paper's \
+         volume size, HiRDB's applier and its I/O trace are not available to compare), and a \
+         window no larger than 512 MB still leaves most pages between its pages unread.",
         e.best_window_mb,
         100.0 * e.best_records_kept,
         e.best_ios_per_record,
         e.lsn_ios_per_record,
         e.lsn_speedup,
-        e.primary_ios_per_record
+        e.primary_ios_per_record,
+        100.0 * e.best_fraction_touched,
+        e.best_pages_per_request,
+        e.best_ms_per_page_io,
+        e.lsn_ms_per_page_io,
+        e.primary_ms_per_page_io,
+        100.0 * e.database_share_of_drive,
     ))
 }
