@@ -266,7 +266,7 @@ const PINS: &[(&str, &[Pin])] = &[
         &[
             pin(
                 "Bonnie read: track-aligned / conventional bandwidth",
-                1.748,
+                1.159,
                 0.03,
             ),
             pin(
@@ -277,7 +277,7 @@ const PINS: &[(&str, &[Pin])] = &[
             // Issue 9's write phase (branch `fswrite`).
             pin(
                 "Bonnie write: track-aligned / conventional bandwidth",
-                0.9906,
+                0.9894,
                 0.03,
             ),
         ],
@@ -285,7 +285,7 @@ const PINS: &[(&str, &[Pin])] = &[
     (
         "ext2-diff",
         &[
-            pin("diff: conventional / track-aligned time", 1.863, 0.03),
+            pin("diff: conventional / track-aligned time", 1.867, 0.03),
             pin_absolute("diff, track-aligned: speed-up from disabling", 0.0, 1.0),
         ],
     ),
@@ -298,12 +298,18 @@ const PINS: &[(&str, &[Pin])] = &[
         ],
     ),
     // raid5-*: the paper's sizes (1 GB Bonnie file, two 512 MB diff files).
+    // Issue 9: the validation experiments charge the paper's Pentium D 830 (an
+    // estimate scaled from Chung's 733 MHz figures) instead of the 733 MHz
+    // figures themselves (copies 1 µs/KB instead of 6, set-up a quarter), so the
+    // pins moved to this branch's run: ext2-bonnie read 1.748 -> 1.159, write 0.9906 -> 0.9894,
+    // ext2-diff 1.863 -> 1.867, raid5-bonnie 2.146 -> 7.039, raid5-diff
+    // 1.745 -> 6.129.
     (
         "raid5-bonnie",
         &[
             pin(
                 "Bonnie read: track-aligned / conventional RAID-5 bandwidth",
-                2.146,
+                7.039,
                 0.03,
             ),
             pin_absolute(
@@ -323,7 +329,7 @@ const PINS: &[(&str, &[Pin])] = &[
         &[
             pin(
                 "diff: conventional / track-aligned RAID-5 time",
-                1.745,
+                6.129,
                 0.03,
             ),
             pin_absolute(

@@ -27,6 +27,7 @@ pub mod raid5_alignment;
 pub mod raid5_fs;
 pub mod table2_ffs;
 pub mod table2_ffs_writes;
+pub mod validation_host;
 pub mod video;
 pub mod video_hard;
 pub mod video_soft;
