@@ -51,8 +51,11 @@ impl ReadCost {
     /// 12 µs per call + 6 µs per KB copied (Chung, Gray, Worthington and Horst,
     /// "Windows 2000 Disk IO Performance", MSR-TR-2000-55, Table 11; the same
     /// figure `spinstack_volume::timed::HostCost::windows2000_buffered` uses).
-    /// The papers' hosts (a 550 MHz Pentium III under FreeBSD; Linux 2.6.16)
-    /// were not measured; this is the nearest published figure of that era.
+    /// The traxtents paper's host (a 550 MHz Pentium III under FreeBSD) was not
+    /// measured; this is the nearest published figure of that era. The Linux
+    /// validation paper's Pentium D 830 has its own estimate
+    /// (`spinstack_volume::timed::HostCost::pentium_d_830_buffered`), which the
+    /// lab passes in as a `ReadCost` of its own.
     pub fn pentium3_buffered() -> ReadCost {
         ReadCost {
             per_call: Nanoseconds::from_us(12),

@@ -266,7 +266,7 @@ const PINS: &[(&str, &[Pin])] = &[
         &[
             pin(
                 "Bonnie read: track-aligned / conventional bandwidth",
-                1.748,
+                1.159,
                 0.03,
             ),
             pin(
@@ -277,7 +277,7 @@ const PINS: &[(&str, &[Pin])] = &[
             // Issue 9's write phase (branch `fswrite`).
             pin(
                 "Bonnie write: track-aligned / conventional bandwidth",
-                0.9906,
+                0.9894,
                 0.03,
             ),
         ],
@@ -285,7 +285,7 @@ const PINS: &[(&str, &[Pin])] = &[
     (
         "ext2-diff",
         &[
-            pin("diff: conventional / track-aligned time", 1.863, 0.03),
+            pin("diff: conventional / track-aligned time", 1.867, 0.03),
             pin_absolute("diff, track-aligned: speed-up from disabling", 0.0, 1.0),
         ],
     ),
@@ -295,20 +295,31 @@ const PINS: &[(&str, &[Pin])] = &[
         // window at a time, sleep-after-call pacing, 2 GB of RAM, a 64 GB file, and
         // a host elevator sending one request at a time in 2.6.16's anticipatory
         // order (260 / -36.6 / -241.3 before); a read reaching into a just-made
-        // ahead window shifts into it at once, as 2.6.16 does.
+        // ahead window shifts into it at once, as 2.6.16 does. Then the paper's
+        // Pentium D 830 host cost per device I/O (12.2 µs + 0.122 µs/KB, estimated,
+        // instead of Chung's 733 MHz 50 µs + 0.5 µs/KB): 153 / 19.6 / 18.0 ->
+        // 171 / -56.3 / -18.3. The reductions compare 10-stream means near the knee,
+        // where single start-ups scatter between 0 and 3 s: they swing with any
+        // change of timing (deterministic for a seed, but not robust).
         &[
-            pin("conventional: streams started within 3 s", 153.0, 0.02),
-            pin_absolute("one-track window: start-up latency reduction", 19.6, 3.0),
-            pin_absolute("track-aligned: start-up latency reduction", 18.0, 3.0),
+            pin("conventional: streams started within 3 s", 171.0, 0.02),
+            pin_absolute("one-track window: start-up latency reduction", -56.3, 3.0),
+            pin_absolute("track-aligned: start-up latency reduction", -18.3, 3.0),
         ],
     ),
     // raid5-*: the paper's sizes (1 GB Bonnie file, two 512 MB diff files).
+    // Issue 9: the validation experiments charge the paper's Pentium D 830 (an
+    // estimate scaled from Chung's 733 MHz figures) instead of the 733 MHz
+    // figures themselves (copies 1 µs/KB instead of 6, set-up a quarter), so the
+    // pins moved to this branch's run: ext2-bonnie read 1.748 -> 1.159, write 0.9906 -> 0.9894,
+    // ext2-diff 1.863 -> 1.867, raid5-bonnie 2.146 -> 7.039, raid5-diff
+    // 1.745 -> 6.129.
     (
         "raid5-bonnie",
         &[
             pin(
                 "Bonnie read: track-aligned / conventional RAID-5 bandwidth",
-                2.146,
+                7.039,
                 0.03,
             ),
             pin_absolute(
@@ -328,7 +339,7 @@ const PINS: &[(&str, &[Pin])] = &[
         &[
             pin(
                 "diff: conventional / track-aligned RAID-5 time",
-                1.745,
+                6.129,
                 0.03,
             ),
             pin_absolute(

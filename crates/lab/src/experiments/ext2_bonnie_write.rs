@@ -16,6 +16,7 @@
 //! size: a 1 GB file in 128 MB (it runs in about a second). The same write
 //! with the write cache off is run beside it as evidence.
 
+use super::validation_host::HostProfile;
 use crate::claim::Claim;
 use crate::plot::{Figure, PanelContent};
 use crate::table::DataTable;
@@ -25,12 +26,11 @@ use spinstack_fs::cache::{PageCache, Replacement};
 use spinstack_fs::flush::WritePolicy;
 use spinstack_fs::program::{FileHandle, Program, ProgramSetup, Step};
 use spinstack_fs::readahead::Policy;
-use spinstack_fs::scan::ReadCost;
 use spinstack_fs::{Allocator, AllocatorConfig};
 use spinstack_sim::driver::run;
 use spinstack_sim::engine::{Engine, EngineOptions};
 use spinstack_sim::request::Operation;
-use spinstack_volume::timed::{HostCost, PlugPolicy, Striped};
+use spinstack_volume::timed::{PlugPolicy, Striped};
 
 /// Bonnie's write at the paper's size: 1 GB in 4 KB blocks, 128 MB of memory.
 pub(super) const WRITE_BLOCKS: u64 = 262144;
@@ -80,7 +80,7 @@ pub(super) fn measure_write(
     let device = Striped::single(
         drive,
         Some(map.clone()),
-        HostCost::windows2000_device_io(),
+        HostProfile::pentium_d_830().device_io,
         plug,
     )
     .map_err(|e| fail(e.to_string()))?;
@@ -95,7 +95,7 @@ pub(super) fn measure_write(
             .map_err(|e| fail(e.to_string()))?,
         writeback: WritePolicy::linux_2_6_16(),
         read_ahead: Policy::linux_default(),
-        cost: ReadCost::pentium3_buffered(),
+        cost: HostProfile::pentium_d_830().read_cost(),
     };
     let file = FileHandle(0);
     let mut steps = vec![Step::Create { file, group: 0 }];

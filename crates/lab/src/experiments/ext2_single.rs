@@ -17,6 +17,7 @@
 //! file (paper 1 GB) and two 32 MB files for diff (paper two 512 MB).
 
 use super::ext2_bonnie_write as bonnie_write;
+use super::validation_host::HostProfile;
 use crate::claim::{Claim, Tolerance};
 use crate::drives;
 use crate::harness::{Experiment, Outcome, RunContext};
@@ -27,11 +28,11 @@ use spinstack_disk::drive::{Drive, DriveOptions};
 use spinstack_disk::spec::ReadAheadMode;
 use spinstack_fs::cache::{PageCache, Replacement};
 use spinstack_fs::readahead::{Policy, ReadAhead};
-use spinstack_fs::scan::{ReadCost, Scan, ScanReport, ScanSetup, ScannedFile};
+use spinstack_fs::scan::{Scan, ScanReport, ScanSetup, ScannedFile};
 use spinstack_fs::{Allocator, AllocatorConfig, BlockRun};
 use spinstack_sim::driver::run;
 use spinstack_sim::engine::{Engine, EngineOptions};
-use spinstack_volume::timed::{HostCost, PlugPolicy, Striped};
+use spinstack_volume::timed::{PlugPolicy, Striped};
 
 pub struct Ext2Bonnie;
 pub struct Ext2Diff;
@@ -132,7 +133,7 @@ fn measure(variant: Variant, files: usize, blocks: u64, id: &str) -> Result<Meas
     let device = Striped::single(
         drive,
         Some(map.clone()),
-        HostCost::windows2000_device_io(),
+        HostProfile::pentium_d_830().device_io,
         plug,
     )
     .map_err(|e| fail(e.to_string()))?;
@@ -143,7 +144,7 @@ fn measure(variant: Variant, files: usize, blocks: u64, id: &str) -> Result<Meas
         map: &map,
         block_size: config.block_size,
         read_pages: READ_PAGES,
-        cost: ReadCost::pentium3_buffered(),
+        cost: HostProfile::pentium_d_830().read_cost(),
         cache: PageCache::new(
             CACHE_BYTES,
             config.block_size.bytes(),
@@ -249,14 +250,14 @@ fn run_all(
 }
 
 fn common_notes() -> String {
-    "Linux 2.6.16 ext2: 4 KB blocks, 32768-block groups, 8-block preallocation; \
+    format!(
+        "Linux 2.6.16 ext2: 4 KB blocks, 32768-block groups, 8-block preallocation; \
      read-ahead window up to 128 KB (VM_MAX_READAHEAD); plug 3 ms / 4 requests \
      (unplug_delay, unplug_thresh); the reader unplugs the queue when it waits for a \
-     page. Host cost per device I/O 50 µs + 0.5 µs/KB and per read call 12 µs + 6 \
-     µs/KB (Chung et al. 2000, Table 11: the nearest published figures). Cache 128 MB \
-     (§2.5). Drive: catalog maxtor10kv-czk (hand-made from the paper's Tables 1–2 and \
-     §2.3; its firmware cache follows DiskSim's rules)."
-        .to_string()
+     page. {} Cache 128 MB (§2.5). Drive: catalog maxtor10kv-czk (hand-made from the \
+     paper's Tables 1–2 and §2.3; its firmware cache follows DiskSim's rules).",
+        HostProfile::pentium_d_830().note("device I/O")
+    )
 }
 
 impl Experiment for Ext2Bonnie {

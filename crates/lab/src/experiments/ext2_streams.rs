@@ -31,6 +31,7 @@
 //!   them); sent in arrival order instead (everything expired), the run gives
 //!   147 / -2% / 50% for the three claims.
 
+use super::validation_host::HostProfile;
 use crate::claim::Claim;
 use crate::drives;
 use crate::harness::{Experiment, Outcome, RunContext};
@@ -47,7 +48,7 @@ use spinstack_fs::{Allocator, AllocatorConfig};
 use spinstack_sim::driver::run;
 use spinstack_sim::engine::{Engine, EngineOptions};
 use spinstack_sim::units::Nanoseconds;
-use spinstack_volume::timed::{HostCost, MemberStats, PlugPolicy, Striped};
+use spinstack_volume::timed::{MemberStats, PlugPolicy, Striped};
 
 pub struct Ext2Streams;
 
@@ -164,7 +165,7 @@ fn measure(variant: Variant, seed: u64) -> Result<Measured, LabError> {
     let device = Striped::single(
         drive,
         Some(map.clone()),
-        HostCost::windows2000_device_io(),
+        HostProfile::pentium_d_830().device_io,
         Some(plug),
     )
     .map_err(|e| fail(e.to_string()))?;
@@ -333,9 +334,12 @@ impl Experiment for Ext2Streams {
                  anticipatory scheduler's order: an ascending sweep, the oldest first \
                  when expired at its FIFO check every 125 ms) sends one request at a \
                  time; below it Linux's plug (3 ms, 4 requests; track-aware \
-                 for the track-aligned run), host cost 50 µs + 0.5 µs/KB per device I/O \
-                 (Chung et al. 2000). No CPU time per read; no metadata.",
-                context.seed, MAX_STREAMS
+                 for the track-aligned run), host cost per device I/O {} (the paper's \
+                 Pentium D 830, estimated from Chung et al. 2000; see ext2-bonnie). No \
+                 CPU time per read call; no metadata.",
+                context.seed,
+                MAX_STREAMS,
+                HostProfile::pentium_d_830().device_io.describe()
             )],
         })
     }

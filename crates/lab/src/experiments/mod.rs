@@ -28,6 +28,7 @@ pub mod raid5_fs;
 pub mod table2_ffs;
 pub mod table2_ffs_writes;
 mod table2_testbed;
+pub mod validation_host;
 pub mod video;
 pub mod video_hard;
 pub mod video_soft;

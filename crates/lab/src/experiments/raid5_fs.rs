@@ -38,6 +38,7 @@
 //! Only reads: Bonnie's write phase needs writes in simulated time through
 //! write-back, which land separately.
 
+use super::validation_host::HostProfile;
 use crate::harness::{Experiment, Outcome, RunContext};
 use crate::LabError;
 use spinstack_disk::drive::DriveOptions;
@@ -224,11 +225,11 @@ impl Measured {
     }
 }
 
-/// The host's cost per member I/O: 50 µs + 0.5 µs/KB (Chung et al. 2000, as
-/// `ext2-bonnie`), or nothing for the evidence runs without CPU time.
+/// The host's cost per member I/O: the validation paper's Pentium D 830 (an
+/// estimate, as `ext2-bonnie`), or nothing for the evidence runs without CPU time.
 fn host_cost(variant: Variant) -> HostCost {
     if variant.cpu {
-        HostCost::windows2000_device_io()
+        HostProfile::pentium_d_830().device_io
     } else {
         HostCost::NONE
     }
@@ -384,7 +385,7 @@ pub(crate) fn measure(
         block_size: config.block_size,
         read_pages: READ_PAGES,
         cost: if variant.cpu {
-            ReadCost::pentium3_buffered()
+            HostProfile::pentium_d_830().read_cost()
         } else {
             ReadCost {
                 per_call: Nanoseconds::ZERO,
