@@ -316,6 +316,13 @@ const PINS: &[(&str, &[Pin])] = &[
                 551.68,
                 0.02,
             ),
+            // The write phase (branch `r5write`): the track-aligned RAID-5's
+            // write-back is throttled by its stripes' pre-reads (see the claim).
+            pin(
+                "Bonnie write: track-aligned / conventional RAID-5 bandwidth",
+                0.8634,
+                0.03,
+            ),
         ],
     ),
     (
