@@ -557,6 +557,31 @@ impl Experiment for Raid5Diff {
 mod tests {
     use super::*;
 
+    // Proves the write phase shares runs only where the write path is the same:
+    // each window variant reuses the run of its variant without the window, and
+    // no two variants differing in RAID, plug or CPU share one (seven runs for
+    // eight variants plus the whole-pass evidence).
+    #[test]
+    fn write_runs_are_shared_only_across_read_ahead() {
+        let window = |v: Variant| VARIANTS.iter().position(|w| w.name == v.name).unwrap();
+        assert_eq!(
+            write_source(window(FOUR_TRACK_WINDOW)),
+            window(CONVENTIONAL)
+        );
+        assert_eq!(
+            write_source(window(FOUR_TRACK_WINDOW_NO_CPU)),
+            window(CONVENTIONAL_NO_CPU)
+        );
+        for (index, variant) in VARIANTS.iter().enumerate() {
+            let source = VARIANTS[write_source(index)];
+            assert!(writes_alike(*variant, source), "{}", variant.name);
+            if variant.window_tracks.is_none() {
+                assert_eq!(write_source(index), index, "{}", variant.name);
+            }
+        }
+        assert_eq!(write_runs_needed(), 7);
+    }
+
     // Proves the track-aligned variant's wiring: ext2 over the stripe map cuts a
     // 64 MB file only at stripe boundaries (each gap between two runs is one block
     // holding a stripe boundary), so a whole-stripe fetch is one request; over the
