@@ -18,7 +18,11 @@
 //! knows whole from earlier writes. It does not hold partial stripes back to
 //! wait for the rest of the stripe: md 2.6.16 does (a stripe that needs
 //! pre-reads is marked delayed and its reads wait until the array's queue is
-//! unplugged, so later writes can complete it). With md's 4 KB chunks every
+//! unplugged, so later writes can complete it). md's cache is 256
+//! `stripe_head`s of one 4 KB page per member, not 256 whole stripes: with 4
+//! KB chunks the two agree; with track-sized units (about 137 pages) md's
+//! cache holds under two track-aligned stripes, so md can gather one stripe
+//! while the next arrives but not much more. With md's 4 KB chunks every
 //! page is a whole unit, so a 1 MiB request is 63–64 full stripes and its
 //! ragged ends are completed from the stripe cache; with track-sized units a
 //! 1 MiB request is under half a stripe (about 2.2 MB of data), so the

@@ -185,7 +185,9 @@ pub(super) fn notes(writes: &WritePhase) -> Vec<String> {
         to 1 MiB), ext2 allocating as it writes (the same allocators as the read phase), \
         the members' write caches on (DiskSim fast-write level 2; §2.5 'We enabled SCSI \
         cache, disk caching, and prefetch', assumed to hold for §3), the timed RAID-5's \
-        stripe cache of 256 stripes (md's NR_STRIPES), each stripe piece a full-stripe \
+        stripe cache of 256 stripes (md's NR_STRIPES counts 4 KB-per-member \
+        stripe_heads: the same with 4 KB chunks, under two track-aligned stripes), \
+        each stripe piece a full-stripe \
         write, or read-modify-write or reconstruct-write, whichever reads less. CPU per \
         write call as per read call (12 µs + 6 µs/KB). Read-ahead does not touch the \
         write path: the four-track window writes exactly as the conventional RAID-5 (one \
