@@ -521,7 +521,7 @@ impl Experiment for Raid5Bonnie {
         "raid5-bonnie"
     }
     fn title(&self) -> &'static str {
-        "Bonnie sequential block read over five-member RAID-5s: md 4 KB chunk, four-track window, track-aligned (validation Fig. 8)"
+        "Bonnie sequential block read and write over five-member RAID-5s: md 4 KB chunk, four-track window, track-aligned (validation Fig. 8)"
     }
     fn run(&self, context: &RunContext) -> Result<Outcome, LabError> {
         context
