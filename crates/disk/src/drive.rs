@@ -88,6 +88,11 @@ pub struct DriveOptions {
     pub cache_disabled: bool,
     /// Spin down after an idle period (none: only when told).
     pub idle_policy: Option<IdlePolicy>,
+    /// Turn the drive's write cache on (write-back, DiskSim's fast-write level
+    /// 2) whatever the spec says: a write completes once buffered. Experiments
+    /// set it when the paper ran its drives so (most catalog entries are
+    /// write-through).
+    pub write_back_cache: bool,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -194,7 +199,13 @@ impl Drive {
                 .map_err(|e| invalid(e.to_string()))?;
             power.set_policy(Nanoseconds::ZERO, Some(policy));
         }
-        let firmware = Firmware::new(&spec.firmware, options.cache_disabled);
+        let firmware = if options.write_back_cache {
+            let mut firmware = spec.firmware.clone();
+            firmware.cache.fast_write_level = 2;
+            Firmware::new(&firmware, options.cache_disabled)
+        } else {
+            Firmware::new(&spec.firmware, options.cache_disabled)
+        };
         let queue_depth = options
             .queue_depth
             .unwrap_or(spec.firmware.queue.max_queue_length)

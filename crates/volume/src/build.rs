@@ -6,7 +6,8 @@
 use crate::config::{Level, TrackUnits, VolumeSpec};
 use crate::map::{MapError, MemberIndex, Raid5Map, TrackAlignedLayout, UnitPolicy};
 use crate::timed::{
-    DabCounters, DmaBuffer, HostCost, MemberStats, Mirrored, Parity, ParityOptions, Striped,
+    DabCounters, DmaBuffer, HostCost, MemberStats, Mirrored, Parity, ParityOptions,
+    StripeWriteCounters, Striped,
 };
 use spinstack_disk::drive::{Drive, DriveOptions};
 use spinstack_sim::device::{BlockDevice, Control, ControlError, DeviceError};
@@ -234,6 +235,17 @@ impl Volume {
             Volume::Raid5(v) => v.host_busy(),
             Volume::TrackAligned(v) => v.host_busy(),
             Volume::Buffered(b) => b.host_busy() + b.below().host_busy(),
+        }
+    }
+
+    /// The RAID-5's stripe-write counters (also under a buffer); `None` for
+    /// levels without parity.
+    pub fn stripe_write_counters(&self) -> Option<StripeWriteCounters> {
+        match self {
+            Volume::Raid5(v) => Some(v.write_counters()),
+            Volume::TrackAligned(v) => Some(v.write_counters()),
+            Volume::Buffered(b) => b.below().stripe_write_counters(),
+            _ => None,
         }
     }
 

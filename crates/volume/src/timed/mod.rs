@@ -38,7 +38,7 @@ pub use buffer::DmaBuffer;
 pub use host::{HostCost, HostCpu};
 pub use io::{ChildDone, MemberIo, MemberStats, PlugPolicy};
 pub use mirrored::{Mirrored, ReadBalance};
-pub use parity::{Parity, ParityOptions};
+pub use parity::{Parity, ParityOptions, StripeWriteCounters};
 pub use striped::Striped;
 
 use spinstack_sim::device::{BlockDevice, Control, ControlError, MemberIndex};

@@ -36,7 +36,7 @@
 use super::io::{MemberIo, MemberStats, PlugPolicy};
 use super::{route_control, HostCost};
 use crate::map::plan::{
-    plan_read_into, plan_write_into, ReadOptions, ReadPlan, WriteChoice, WritePlan,
+    plan_read_into, plan_write_into, ReadOptions, ReadPlan, WriteChoice, WriteKind, WritePlan,
 };
 use crate::map::{stripe_segments, MemberExtent, MemberIndex, ParityLayout, StripeRange};
 use spinstack_sim::device::{BlockDevice, Control, ControlError, DeviceError};
@@ -84,6 +84,19 @@ impl ParityOptions {
             ..ParityOptions::md()
         }
     }
+}
+
+/// How the stripe writes went so far: which write plan each took and what
+/// it read first (a full stripe reads nothing).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct StripeWriteCounters {
+    pub full_stripe: u64,
+    pub read_modify_write: u64,
+    pub reconstruct_write: u64,
+    /// Degraded plans (a member failed).
+    pub degraded: u64,
+    /// Member sectors read for old data or parity before writing.
+    pub pre_read_sectors: u64,
 }
 
 /// What a child request is for.
@@ -146,6 +159,7 @@ pub struct Parity<D: BlockDevice, L: ParityLayout> {
     read_plan: ReadPlan,
     write_plan: WritePlan,
     extents: Vec<MemberExtent>,
+    write_counters: StripeWriteCounters,
 }
 
 /// Most child requests one parity volume keeps track of (a large request on small
@@ -182,6 +196,7 @@ impl<D: BlockDevice, L: ParityLayout> Parity<D, L> {
             read_plan: ReadPlan::default(),
             write_plan: WritePlan::default(),
             extents: Vec::new(),
+            write_counters: StripeWriteCounters::default(),
         }
     }
 
@@ -193,6 +208,9 @@ impl<D: BlockDevice, L: ParityLayout> Parity<D, L> {
     }
     pub fn stats(&self) -> Vec<MemberStats> {
         self.io.stats()
+    }
+    pub fn write_counters(&self) -> StripeWriteCounters {
+        self.write_counters
     }
     pub fn failed_members(&self) -> &[MemberIndex] {
         &self.failed

@@ -58,6 +58,26 @@ fn full_stripe_rmw_and_cache() {
     assert_eq!(totals(&engine.devices()[0]).0, 8);
 }
 
+// Proves the stripe-write counters name each plan and count what it pre-read: a
+// full stripe (nothing read), a cold one-chunk write (read-modify-write: old data
+// and old parity, 16 sectors), the same write again (its units now cached: still
+// read-modify-write, nothing read).
+#[test]
+fn stripe_write_counters_follow_the_plans() {
+    let script = vec![
+        issue(Operation::Write, 0, 32),
+        issue(Operation::Write, 32, 8),
+        issue(Operation::Write, 32, 8),
+    ];
+    let (engine, done) = play(md5(ParityOptions::md()), script, 1);
+    assert!(done.iter().all(|c| c.status == Status::Ok));
+    let counters = engine.devices()[0].write_counters();
+    assert_eq!(counters.full_stripe, 1, "{counters:?}");
+    assert_eq!(counters.read_modify_write, 2, "{counters:?}");
+    assert_eq!(counters.reconstruct_write, 0, "{counters:?}");
+    assert_eq!(counters.pre_read_sectors, 16, "{counters:?}");
+}
+
 // Proves writes to one stripe are serialised by its lock: two writes to the same
 // chunk issued together finish one after the other, each after its reads.
 #[test]

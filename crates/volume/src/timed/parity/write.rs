@@ -78,6 +78,14 @@ impl<D: BlockDevice, L: ParityLayout> Parity<D, L> {
         )
         .expect("stripe range from the layout");
         let plan = &self.write_plan;
+        let counters = &mut self.write_counters;
+        match plan.kind {
+            WriteKind::FullStripe => counters.full_stripe += 1,
+            WriteKind::ReadModifyWrite => counters.read_modify_write += 1,
+            WriteKind::ReconstructWrite => counters.reconstruct_write += 1,
+            WriteKind::DegradedMixed | WriteKind::DegradedNoParity => counters.degraded += 1,
+        }
+        counters.pre_read_sectors += plan.reads.iter().map(|r| r.sectors.0).sum::<u64>();
         let mut touched = plan.reads.clone();
         touched.extend_from_slice(&plan.writes);
         self.op(index).touched = touched;
