@@ -285,6 +285,12 @@ fn figure(all: &[(u32, Vec<PointReport>)]) -> Figure {
                         .collect();
                     Series::new(&format!("RTO {rto} s"), Mark::Line, color, points)
                 })
+                .chain(std::iter::once(Series::new(
+                    "paper: 85% saved at 512 MB (RTO 100 s)",
+                    Mark::Paper,
+                    0,
+                    vec![(512.0, 0.15)],
+                )))
                 .collect();
             Panel {
                 title: format!("W = {w}: power-aware / conventional (RTO 30 s refused)"),
