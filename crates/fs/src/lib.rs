@@ -32,7 +32,8 @@
 //! - [`program`]: programs that write as well as read (copy, Postmark,
 //!   Bonnie's block write) as lists of steps, with allocation on write and
 //!   the file system's write-back ([`flush`]) issuing the writes on the event
-//!   loop; [`postmark`] builds Postmark v1.11's steps.
+//!   loop; [`postmark`] builds Postmark v1.11's steps, [`bonnie`] Bonnie's
+//!   block write.
 //! - [`streams`]: multimedia-like streams (sequential readers from random
 //!   positions at a fixed or an "about" rate, one new per interval, each call
 //!   served a read-ahead window at a time as Linux does) and each one's
@@ -72,6 +73,7 @@
 
 pub mod allocator;
 pub mod block;
+pub mod bonnie;
 pub mod cache;
 pub mod config;
 pub mod elevator;

@@ -22,9 +22,10 @@ use crate::plot::{Figure, PanelContent};
 use crate::table::DataTable;
 use crate::LabError;
 use spinstack_disk::drive::{Drive, DriveOptions};
+use spinstack_fs::bonnie;
 use spinstack_fs::cache::{PageCache, Replacement};
 use spinstack_fs::flush::WritePolicy;
-use spinstack_fs::program::{FileHandle, Program, ProgramSetup, Step};
+use spinstack_fs::program::{FileHandle, Program, ProgramSetup};
 use spinstack_fs::readahead::Policy;
 use spinstack_fs::{Allocator, AllocatorConfig};
 use spinstack_sim::driver::run;
@@ -35,8 +36,6 @@ use spinstack_volume::timed::{PlugPolicy, Striped};
 /// Bonnie's write at the paper's size: 1 GB in 4 KB blocks, 128 MB of memory.
 pub(super) const WRITE_BLOCKS: u64 = 262144;
 const WRITE_CACHE_BYTES: u64 = 128 << 20;
-/// Bonnie's `Chunk`, 16 KB, in 4 KB pages.
-const CHUNK_PAGES: u64 = 4;
 
 /// What one Bonnie write measured.
 #[derive(Clone, Copy, Debug, Default)]
@@ -98,13 +97,7 @@ pub(super) fn measure_write(
         cost: HostProfile::pentium_d_830().read_cost(),
     };
     let file = FileHandle(0);
-    let mut steps = vec![Step::Create { file, group: 0 }];
-    steps.extend((0..WRITE_BLOCKS / CHUNK_PAGES).map(|k| Step::Write {
-        file,
-        first: k * CHUNK_PAGES,
-        pages: CHUNK_PAGES,
-    }));
-    steps.extend([Step::Close { file }, Step::Mark]);
+    let steps = bonnie::block_write(file, WRITE_BLOCKS, block_bytes);
     let mut program = Program::new(setup, steps);
     run(&mut engine, &mut program).map_err(|e| fail(e.to_string()))?;
     let report = program.report();

@@ -32,9 +32,10 @@ use super::super::validation_host::HostProfile;
 use super::{maps, volume_spec, Raid, Variant, CACHE_BYTES};
 use crate::LabError;
 use spinstack_disk::drive::DriveOptions;
+use spinstack_fs::bonnie;
 use spinstack_fs::cache::{PageCache, Replacement};
 use spinstack_fs::flush::{WritePolicy, LINUX_WRITEBACK_CHUNK_PAGES};
-use spinstack_fs::program::{FileHandle, Program, ProgramSetup, Step};
+use spinstack_fs::program::{FileHandle, Program, ProgramSetup};
 use spinstack_fs::readahead::Policy;
 use spinstack_fs::scan::ReadCost;
 use spinstack_fs::{Allocator, AllocatorConfig};
@@ -44,9 +45,6 @@ use spinstack_sim::request::Operation;
 use spinstack_sim::units::Nanoseconds;
 use spinstack_volume::build::build;
 use spinstack_volume::timed::{MemberStats, StripeWriteCounters};
-
-/// Bonnie's `Chunk`, 16 KB, in 4 KB pages (Bonnie.c).
-const CHUNK_PAGES: u64 = 4;
 
 /// What one Bonnie block write measured.
 #[derive(Clone, Debug, Default)]
@@ -162,13 +160,7 @@ pub(crate) fn measure_write(
         },
     };
     let file = FileHandle(0);
-    let mut steps = vec![Step::Create { file, group: 0 }];
-    steps.extend((0..blocks / CHUNK_PAGES).map(|k| Step::Write {
-        file,
-        first: k * CHUNK_PAGES,
-        pages: CHUNK_PAGES,
-    }));
-    steps.extend([Step::Close { file }, Step::Mark]);
+    let steps = bonnie::block_write(file, blocks, block_bytes);
     let mut program = Program::new(setup, steps);
     run(&mut engine, &mut program).map_err(|e| fail(e.to_string()))?;
     let report = program.report();
