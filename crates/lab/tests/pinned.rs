@@ -338,6 +338,19 @@ const PINS: &[(&str, &[Pin])] = &[
             ),
         ],
     ),
+    (
+        "raid5-streams",
+        // ext2-streams' workload over raid5-bonnie's volumes, one volume request at a
+        // time from an elevator above md (see the module documentation).
+        &[
+            pin("track-aligned / conventional RAID-5: streams", 1.916, 0.03),
+            pin_absolute(
+                "four-track window: share of the track-aligned gain",
+                0.641,
+                0.05,
+            ),
+        ],
+    ),
     // dr-*: 100,000 TPC-C transactions per site (the scaled default).
     // The power-saved pins moved 34.90 -> 36.00 and 49.55 -> 50.01 when the Ultrastar
     // 36Z15's cylinder skew was made to cover its cylinder switch (issue 12; the data
@@ -508,6 +521,7 @@ pinned! {
     ext2_streams => "ext2-streams",
     raid5_bonnie => "raid5-bonnie",
     raid5_diff => "raid5-diff",
+    raid5_streams => "raid5-streams",
     dr_power_highend => "dr-power-highend",
     dr_batch_interval => "dr-batch-interval",
     dr_apply_speedup => "dr-apply-speedup",
