@@ -40,7 +40,7 @@ use crate::block::BlockSize;
 use crate::cache::{PageCache, PageKey};
 use crate::elevator::{Elevator, ElevatorConfig};
 use crate::readahead::{FileView, PageRange, Policy, ReadAhead, WindowLimit};
-use crate::view::LaidOutFile;
+use crate::view::{run_starts, LaidOutFile};
 use crate::{BlockRun, FileId};
 use spinstack_sim::device::{BlockDevice, Control};
 use spinstack_sim::driver::{Host, Io, Issue};
@@ -50,6 +50,7 @@ use spinstack_sim::rng::SplitMix64;
 use spinstack_sim::units::{Nanoseconds, Sectors};
 use spinstack_trackmap::TrackMap;
 use std::collections::{HashMap, HashSet};
+use std::rc::Rc;
 
 /// How a stream keeps its rate.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -202,6 +203,9 @@ pub struct Streams<'a> {
     page_count: u64,
     rng: SplitMix64,
     streams: Vec<Stream>,
+    /// The file page each run starts at, built once (a view per step would
+    /// otherwise rebuild it: linear in the runs).
+    run_starts: Rc<[u64]>,
     pending: HashSet<u64>,
     /// Streams waiting for each page.
     waiters: HashMap<u64, Vec<usize>>,
@@ -218,6 +222,7 @@ impl<'a> Streams<'a> {
     pub fn new(setup: StreamSetup<'a>, workload: StreamWorkload) -> Streams<'a> {
         let page_count = setup.runs.iter().map(|r| r.blocks).sum();
         let elevator = setup.elevator.map(Elevator::new);
+        let starts = run_starts(setup.runs).into();
         Streams {
             setup,
             workload: StreamWorkload {
@@ -227,6 +232,7 @@ impl<'a> Streams<'a> {
             page_count,
             rng: SplitMix64::new(workload.seed),
             streams: Vec::new(),
+            run_starts: starts,
             pending: HashSet::new(),
             waiters: HashMap::new(),
             in_flight: HashMap::new(),
@@ -306,8 +312,9 @@ impl<'a> Streams<'a> {
                 let (cache, pending) = (&self.setup.cache, &self.pending);
                 let resident =
                     |index: u64| pending.contains(&index) || cache.contains(Streams::key(index));
-                let view = LaidOutFile::new(
+                let view = LaidOutFile::with_run_starts(
                     self.setup.runs,
+                    &self.run_starts,
                     self.setup.map,
                     self.setup.block_size,
                     resident,
@@ -446,7 +453,14 @@ impl<'a> Streams<'a> {
         io: &mut Io<'_, D>,
     ) -> Result<(), EngineError> {
         let block_size = self.setup.block_size;
-        let view = LaidOutFile::new(self.setup.runs, self.setup.map, block_size, |_| false);
+        let starts = Rc::clone(&self.run_starts);
+        let view = LaidOutFile::with_run_starts(
+            self.setup.runs,
+            &starts,
+            self.setup.map,
+            block_size,
+            |_| false,
+        );
         let mut index = range.first;
         while index < range.end() {
             let Some(block) = view.block_of(index) else {

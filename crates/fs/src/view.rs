@@ -6,13 +6,15 @@
 use crate::block::{BlockNumber, BlockRun, BlockSize};
 use crate::pages::FileView;
 use spinstack_trackmap::TrackMap;
+use std::borrow::Cow;
 
 /// A laid-out file: `runs` in file order over the volume `map` describes;
 /// `resident(index)` says whether a page is cached or in flight.
 pub struct LaidOutFile<'a, R: Fn(u64) -> bool> {
     runs: &'a [BlockRun],
-    /// The file page each run starts at.
-    run_starts: Vec<u64>,
+    /// The file page each run starts at (borrowed when the caller keeps them
+    /// across many views: building them is linear in the runs).
+    run_starts: Cow<'a, [u64]>,
     page_count: u64,
     map: &'a TrackMap,
     block_size: BlockSize,
@@ -26,15 +28,36 @@ impl<'a, R: Fn(u64) -> bool> LaidOutFile<'a, R> {
         block_size: BlockSize,
         resident: R,
     ) -> Self {
-        let mut run_starts = Vec::with_capacity(runs.len());
-        let mut page_count = 0;
-        for run in runs {
-            run_starts.push(page_count);
-            page_count += run.blocks;
-        }
+        let run_starts = run_starts(runs);
+        let page_count = runs.iter().map(|r| r.blocks).sum();
         LaidOutFile {
             runs,
-            run_starts,
+            run_starts: Cow::Owned(run_starts),
+            page_count,
+            map,
+            block_size,
+            resident,
+        }
+    }
+
+    /// As [`LaidOutFile::new`], with `starts` = [`run_starts`]`(runs)` kept by
+    /// the caller, so a view costs nothing to build over a file of many runs
+    /// (a track-aligned file has one per stripe).
+    pub fn with_run_starts(
+        runs: &'a [BlockRun],
+        starts: &'a [u64],
+        map: &'a TrackMap,
+        block_size: BlockSize,
+        resident: R,
+    ) -> Self {
+        debug_assert_eq!(starts.len(), runs.len());
+        let page_count = match (runs.last(), starts.last()) {
+            (Some(run), Some(start)) => start + run.blocks,
+            _ => 0,
+        };
+        LaidOutFile {
+            runs,
+            run_starts: Cow::Borrowed(starts),
             page_count,
             map,
             block_size,
@@ -56,6 +79,17 @@ impl<'a, R: Fn(u64) -> bool> LaidOutFile<'a, R> {
         self.locate(index)
             .map(|(run, offset)| run.first.plus(offset))
     }
+}
+
+/// The file page each of `runs` starts at.
+pub fn run_starts(runs: &[BlockRun]) -> Vec<u64> {
+    runs.iter()
+        .scan(0, |page, run| {
+            let start = *page;
+            *page += run.blocks;
+            Some(start)
+        })
+        .collect()
 }
 
 impl<R: Fn(u64) -> bool> FileView for LaidOutFile<'_, R> {
@@ -86,5 +120,45 @@ impl<R: Fn(u64) -> bool> FileView for LaidOutFile<'_, R> {
             .block_of(index)
             .and_then(|block| self.map.track_containing(self.block_size.first_lbn(block)));
         track.map_or(1, |t| (t.sectors.0 / self.block_size.sectors().0).max(1))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use spinstack_sim::units::{Lbn, Sectors};
+    use spinstack_trackmap::Track;
+
+    // Proves a view over starts the caller kept answers every page as one that
+    // builds its own: the same block, the same contiguous pages, the same count,
+    // for uneven runs and past the end.
+    #[test]
+    fn kept_run_starts_answer_as_built_ones() {
+        let runs = [(10, 3), (20, 1), (40, 7), (100, 5)].map(|(first, blocks)| BlockRun {
+            first: BlockNumber(first),
+            blocks,
+        });
+        let tracks = vec![Track {
+            first: Lbn(0),
+            sectors: Sectors(2048),
+            location: None,
+            uncertain: false,
+        }];
+        let map = TrackMap::new("test", "one track", Sectors(2048), tracks, Vec::new()).unwrap();
+        let size = BlockSize::EXT2_4_KIB;
+        let built = LaidOutFile::new(&runs, &map, size, |_| false);
+        let starts = run_starts(&runs);
+        assert_eq!(starts, vec![0, 3, 4, 11]);
+        let kept = LaidOutFile::with_run_starts(&runs, &starts, &map, size, |_| false);
+        assert_eq!(kept.page_count(), 16);
+        assert_eq!(built.page_count(), kept.page_count());
+        for index in 0..20 {
+            assert_eq!(built.block_of(index), kept.block_of(index), "page {index}");
+            assert_eq!(
+                built.contiguous_from(index),
+                kept.contiguous_from(index),
+                "page {index}"
+            );
+        }
     }
 }

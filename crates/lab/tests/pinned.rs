@@ -249,11 +249,11 @@ const PINS: &[(&str, &[Pin])] = &[
         &[
             pin("scan: traxtents / unmodified time", 0.9146, 0.03),
             pin("diff: traxtents / unmodified time", 0.7910, 0.03),
-            pin("diff, traxtents: mean request size", 157.54, 0.02),
             pin("head *: traxtents / unmodified time", 2.121, 0.03),
-            // Issue 9's write rows (branch `fswrite`): copy and Postmark.
+            // Issue 9's write rows (branch `fswrite`): copy and Postmark. One headline
+            // per workload (the diff's request size and the copy's MB/s are no
+            // longer pinned: five workloads, five pins).
             pin("copy: traxtents / unmodified time", 0.8873, 0.03),
-            pin("copy, unmodified: MB copied per second", 7.941, 0.02),
             pin(
                 "Postmark, unmodified: transactions per second",
                 77.146,
@@ -356,6 +356,23 @@ const PINS: &[(&str, &[Pin])] = &[
                 "diff, track-aligned RAID-5: member requests crossing",
                 0.0,
                 0.5,
+            ),
+        ],
+    ),
+    (
+        "raid5-streams",
+        // ext2-streams' workload over raid5-bonnie's volumes, one volume request at a
+        // time from an elevator above md (see the module documentation). 1.916 /
+        // 0.641 on its branch with Chung's 733 MHz host costs; 3.440 / 1.010 with the
+        // Pentium D 830's (conventional 143 -> 84 streams, its member head time per
+        // KB delivered 74 -> 105 µs, the same sensitivity to the per-member-I/O cost
+        // raid5-bonnie's conventional run shows; track-aligned 274 -> 289).
+        &[
+            pin("track-aligned / conventional RAID-5: streams", 3.440, 0.03),
+            pin_absolute(
+                "four-track window: share of the track-aligned gain",
+                1.010,
+                0.05,
             ),
         ],
     ),
@@ -495,8 +512,10 @@ fn every_experiment_is_pinned() {
     let registered: Vec<&str> = spinstack_lab::all().iter().map(|e| e.id()).collect();
     let pinned: Vec<&str> = PINS.iter().map(|(id, _)| *id).collect();
     assert_eq!(registered, pinned);
+    // Headline numbers only: two to four, or one per workload where an experiment
+    // runs more (table2-ffs: scan, diff, head *, copy, Postmark).
     for (id, pins) in PINS {
-        assert!((2..=4).contains(&pins.len()), "{id}: {} pins", pins.len());
+        assert!((2..=5).contains(&pins.len()), "{id}: {} pins", pins.len());
     }
 }
 
@@ -536,6 +555,7 @@ pinned! {
     ext2_streams => "ext2-streams",
     raid5_bonnie => "raid5-bonnie",
     raid5_diff => "raid5-diff",
+    raid5_streams => "raid5-streams",
     dr_power_highend => "dr-power-highend",
     dr_batch_interval => "dr-batch-interval",
     dr_apply_speedup => "dr-apply-speedup",

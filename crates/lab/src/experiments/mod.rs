@@ -25,6 +25,7 @@ pub mod fig8_variance;
 pub mod lfs_write_cost;
 pub mod raid5_alignment;
 pub mod raid5_fs;
+pub mod raid5_streams;
 pub mod table2_ffs;
 pub mod table2_ffs_writes;
 mod table2_testbed;
@@ -60,6 +61,7 @@ pub fn all() -> Vec<&'static dyn Experiment> {
         &ext2_streams::Ext2Streams,
         &raid5_fs::Raid5Bonnie,
         &raid5_fs::Raid5Diff,
+        &raid5_streams::Raid5Streams,
         &dr_power_highend::DrPowerHighend,
         &dr_batch_interval::DrBatchInterval,
         &dr_apply_speedup::DrApplySpeedup,

@@ -96,7 +96,7 @@ const WINDOW_TRACKS_SAMPLED: usize = 64;
 
 /// The RAID-5 below the file system.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Raid {
+pub(crate) enum Raid {
     /// md, 4 KB chunks.
     Md,
     /// Track-aligned; ext2 excludes blocks crossing the boundaries of its
@@ -109,9 +109,9 @@ pub(crate) struct Variant {
     pub(crate) name: &'static str,
     /// The figures' row label.
     pub(crate) short: &'static str,
-    raid: Raid,
+    pub(crate) raid: Raid,
     /// Linux's window limit in member tracks (`None`: 128 KB).
-    window_tracks: Option<u64>,
+    pub(crate) window_tracks: Option<u64>,
     plug: bool,
     /// Charge the host's CPU time: the reader's per call and per KB copied, and
     /// the set-up of every member I/O.
@@ -241,7 +241,7 @@ fn host_cost(variant: Variant) -> HostCost {
     }
 }
 
-fn volume_spec(variant: Variant) -> VolumeSpec {
+pub(crate) fn volume_spec(variant: Variant) -> VolumeSpec {
     let aligned = matches!(variant.raid, Raid::TrackAligned { .. });
     VolumeSpec {
         level: if aligned {
@@ -286,7 +286,7 @@ fn capacity_only_map(capacity: Sectors) -> Result<TrackMap, String> {
 }
 
 /// Pages of `tracks` member tracks: the mean of the members' first tracks.
-fn window_pages(volume: &Volume, tracks: u64, block_sectors: u64) -> u64 {
+pub(crate) fn window_pages(volume: &Volume, tracks: u64, block_sectors: u64) -> u64 {
     let sizes: Vec<u64> = volume
         .drives()
         .iter()
@@ -305,7 +305,7 @@ fn window_pages(volume: &Volume, tracks: u64, block_sectors: u64) -> u64 {
 }
 
 /// The maps the allocator and the read-ahead use (see the module documentation).
-fn maps(variant: Variant, volume: &Volume) -> Result<(TrackMap, TrackMap), String> {
+pub(crate) fn maps(variant: Variant, volume: &Volume) -> Result<(TrackMap, TrackMap), String> {
     match (variant.raid, volume.track_aligned_layout()) {
         (Raid::Md, _) => {
             let map = capacity_only_map(volume.capacity())?;
@@ -329,7 +329,7 @@ fn maps(variant: Variant, volume: &Volume) -> Result<(TrackMap, TrackMap), Strin
 
 /// Lays out `files` files of `blocks` blocks one after the other, as a writer
 /// extending each 32 KB at a time would.
-fn lay_out(
+pub(crate) fn lay_out(
     allocator: &mut Allocator,
     files: usize,
     blocks: u64,
