@@ -263,6 +263,20 @@ pub fn measure_all(
         .collect()
 }
 
+/// Measures every item on all cores, results in the order of `items` (so they
+/// never depend on thread timing), one progress step per finished item: the
+/// file-system experiments' variants.
+pub fn measure_each<T: Sync, M: Send>(
+    items: &[T],
+    context: &RunContext,
+    measure: impl Fn(&T) -> Result<M, LabError> + Sync,
+) -> Result<Vec<M>, LabError> {
+    context.progress.set_length(items.len() as u64);
+    map_in_order(items, measure, || context.progress.inc(1))
+        .into_iter()
+        .collect()
+}
+
 /// "By component, unaligned minus aligned: ..." — where alignment's saving comes
 /// from, in the drive's own breakdown (whose components add up to the response).
 pub fn component_differences(unaligned: &MeanBreakdown, aligned: &MeanBreakdown) -> String {

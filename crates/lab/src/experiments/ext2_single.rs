@@ -238,15 +238,9 @@ fn run_all(
     context: &RunContext,
     id: &str,
 ) -> Result<Vec<Measured>, LabError> {
-    context.progress.set_length(variants.len() as u64);
-    variants
-        .iter()
-        .map(|&variant| {
-            let m = measure(variant, files, blocks, id)?;
-            context.progress.inc(1);
-            Ok(m)
-        })
-        .collect()
+    super::common::measure_each(variants, context, |&variant| {
+        measure(variant, files, blocks, id)
+    })
 }
 
 fn common_notes() -> String {

@@ -63,12 +63,12 @@ const FILE_BLOCKS: u64 = 1 << 24;
 const WRITE_PIECE_BLOCKS: u64 = 8;
 /// Each stream reads 500 KB (125 pages of 4 KB) once a second: the paper's
 /// "~500 KB/s"; one second per call is assumed.
-const READ_PAGES: u64 = 125;
-const PERIOD_MS: u64 = 1000;
+pub(super) const READ_PAGES: u64 = 125;
+pub(super) const PERIOD_MS: u64 = 1000;
 /// The paper's streams run "at around 500KB/sec": a program that reads and
 /// then sleeps for the period (assumed), so its rate is about, not exactly,
 /// 500 KB/s, and the streams' calls drift out of step with each other.
-const PACING: Pacing = Pacing::SleepAfterCall;
+pub(super) const PACING: Pacing = Pacing::SleepAfterCall;
 /// Requests at the drive at once: the elevator sends one at a time
 /// (`ElevatorConfig::linux26_reads`), so the drive's own queue never holds more.
 const DISK_QUEUE_DEPTH: u32 = 1;
@@ -76,10 +76,10 @@ const DISK_QUEUE_DEPTH: u32 = 1;
 /// process (fork, exec, open: about 1 ms, assumed), so the streams' phases
 /// drift 1 ms apart and a new stream starts just after the calls the running
 /// streams have due in the same second.
-const ARRIVAL_US: u64 = 1_001_000;
+pub(super) const ARRIVAL_US: u64 = 1_001_000;
 /// The paper's comparison point and limit.
 const PAPER_STREAMS: usize = 130;
-const GIVE_UP_S: u64 = 3;
+pub(super) const GIVE_UP_S: u64 = 3;
 /// The paper's start-up latency at 130 streams: 3 s conventionally, 30% and
 /// 55% less with the one-track window and track-aligned (§2.5).
 const PAPER_REDUCTION: [f64; 3] = [0.0, 30.0, 55.0];

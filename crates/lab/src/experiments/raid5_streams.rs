@@ -46,6 +46,8 @@
 //! builds them (the paper turned it off for track-aligned runs; `DriveOptions`
 //! has no switch for prefetch alone).
 
+// `ext2-streams`' workload, unchanged (see its constants for the sources).
+use super::ext2_streams::{ARRIVAL_US, GIVE_UP_S, PACING, PERIOD_MS, READ_PAGES};
 use crate::claim::{Claim, Tolerance};
 use crate::experiments::raid5_fs::{
     lay_out, maps, volume_spec, window_pages, Raid, Variant, CONVENTIONAL, FOUR_TRACK_WINDOW,
@@ -59,7 +61,7 @@ use spinstack_disk::drive::DriveOptions;
 use spinstack_fs::cache::{PageCache, Replacement};
 use spinstack_fs::elevator::ElevatorConfig;
 use spinstack_fs::readahead::{Policy, WindowLimit};
-use spinstack_fs::streams::{Pacing, StreamReport, StreamSetup, StreamWorkload, Streams};
+use spinstack_fs::streams::{StreamReport, StreamSetup, StreamWorkload, Streams};
 use spinstack_fs::{Allocator, AllocatorConfig};
 use spinstack_sim::driver::run;
 use spinstack_sim::engine::{Engine, EngineOptions};
@@ -75,12 +77,6 @@ const CACHE_BYTES: u64 = 2 << 30;
 /// span `ext2-streams`' file has on its one disk (assumed there: "randomly
 /// selects a disk position").
 const FILE_BLOCKS: u64 = 1 << 26;
-/// `ext2-streams`' workload, unchanged (see its constants for the sources).
-const READ_PAGES: u64 = 125;
-const PERIOD_MS: u64 = 1000;
-const PACING: Pacing = Pacing::SleepAfterCall;
-const ARRIVAL_US: u64 = 1_001_000;
-const GIVE_UP_S: u64 = 3;
 /// Each member drive takes one request at a time, as `ext2-streams`' drive does
 /// (assumed there: the controller's queue depth is not known).
 const MEMBER_QUEUE_DEPTH: u32 = 1;
