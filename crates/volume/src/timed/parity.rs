@@ -141,8 +141,11 @@ struct StripeOp {
     force_unit_access: bool,
     phase: Phase,
     outstanding: u32,
-    /// The member extents this op read and wrote (for the stripe cache).
+    /// The member extents this op reads and writes (for the stripe cache): its
+    /// plan's reads, then from `writes_from` its writes. The op keeps its own: the
+    /// shared plan is another op's by the time this one's reads are done.
     touched: Vec<MemberExtent>,
+    writes_from: usize,
 }
 
 /// See the module documentation.

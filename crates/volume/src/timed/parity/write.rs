@@ -20,6 +20,7 @@ impl<D: BlockDevice, L: ParityLayout> Parity<D, L> {
                 phase: Phase::Waiting,
                 outstanding: 0,
                 touched: Vec::new(),
+                writes_from: 0,
             };
             let index = self.new_op(op);
             self.io.members.hold(parent);
@@ -87,8 +88,11 @@ impl<D: BlockDevice, L: ParityLayout> Parity<D, L> {
         }
         counters.pre_read_sectors += plan.reads.iter().map(|r| r.sectors.0).sum::<u64>();
         let mut touched = plan.reads.clone();
+        let writes_from = touched.len();
         touched.extend_from_slice(&plan.writes);
-        self.op(index).touched = touched;
+        let entry = self.op(index);
+        entry.writes_from = writes_from;
+        entry.touched = touched;
         if self.write_plan.reads.is_empty() {
             self.send_writes(index);
         } else {
@@ -132,7 +136,9 @@ impl<D: BlockDevice, L: ParityLayout> Parity<D, L> {
         } else {
             operation
         };
-        self.extents.extend_from_slice(&self.write_plan.writes);
+        let op = self.ops[index as usize].as_ref().expect("live stripe op");
+        self.extents
+            .extend_from_slice(&op.touched[op.writes_from..]);
         let sent = self.send_extents(parent, operation, fua, Tag::NewData { op: index });
         self.after_send(index, Phase::Writing, sent);
     }
