@@ -256,6 +256,7 @@ pub(crate) fn volume_spec(variant: Variant) -> VolumeSpec {
         read_balance: ReadBalance::ShortestQueue,
         fill_in_parity: aligned,
         stripe_cache: 256,
+        delayed_stripes: true,
         buffer: None,
         plug: variant.plug.then_some(PlugPolicy {
             track_aware: aligned,
@@ -473,7 +474,8 @@ fn write_source(index: usize) -> usize {
         .unwrap_or(index)
 }
 
-/// Write runs: one per distinct write path, and the whole-pass evidence run.
+/// Write runs: one per distinct write path, and the evidence run without md's
+/// delayed stripes.
 fn write_runs_needed() -> usize {
     (0..VARIANTS.len())
         .filter(|&i| write_source(i) == i)
@@ -484,8 +486,9 @@ fn write_runs_needed() -> usize {
 /// Bonnie's write phase: per variant (in `VARIANTS` order) and the evidence run.
 pub(crate) struct WritePhase {
     pub(crate) per_variant: Vec<write::WriteMeasured>,
-    /// The track-aligned RAID-5 with write-back requests up to a whole pass.
-    pub(crate) whole_pass: write::WriteMeasured,
+    /// The track-aligned RAID-5 planning each stripe write on arrival (md's
+    /// delayed stripes off).
+    pub(crate) undelayed: write::WriteMeasured,
 }
 
 /// Bonnie's block write over every variant, one run per distinct write path.
@@ -494,7 +497,7 @@ fn run_writes(context: &RunContext, id: &str) -> Result<WritePhase, LabError> {
     for (index, &variant) in VARIANTS.iter().enumerate() {
         let source = write_source(index);
         let measured = if source == index {
-            let m = write::measure_write(variant, write::Requests::Linux, BONNIE_BLOCKS, id)?;
+            let m = write::measure_write(variant, write::Stripes::Delayed, BONNIE_BLOCKS, id)?;
             context.progress.inc(1);
             m
         } else {
@@ -502,12 +505,16 @@ fn run_writes(context: &RunContext, id: &str) -> Result<WritePhase, LabError> {
         };
         per_variant.push(measured);
     }
-    let whole_pass =
-        write::measure_write(TRACK_ALIGNED, write::Requests::WholePass, BONNIE_BLOCKS, id)?;
+    let undelayed = write::measure_write(
+        TRACK_ALIGNED,
+        write::Stripes::PlannedOnArrival,
+        BONNIE_BLOCKS,
+        id,
+    )?;
     context.progress.inc(1);
     Ok(WritePhase {
         per_variant,
-        whole_pass,
+        undelayed,
     })
 }
 
@@ -555,7 +562,7 @@ mod tests {
     // Proves the write phase shares runs only where the write path is the same:
     // each window variant reuses the run of its variant without the window, and
     // no two variants differing in RAID, plug or CPU share one (seven runs for
-    // eight variants plus the whole-pass evidence).
+    // eight variants plus the evidence run without delayed stripes).
     #[test]
     fn write_runs_are_shared_only_across_read_ahead() {
         let window = |v: Variant| VARIANTS.iter().position(|w| w.name == v.name).unwrap();
