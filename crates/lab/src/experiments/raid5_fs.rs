@@ -64,6 +64,8 @@ mod report;
 mod write;
 mod write_report;
 
+use write::{run_writes, write_runs_needed, write_source, WritePhase};
+
 pub struct Raid5Bonnie;
 pub struct Raid5Diff;
 
@@ -461,63 +463,6 @@ fn run_all(
     })
 }
 
-/// Whether two variants write alike: read-ahead does not touch the write path,
-/// so a variant differing only in its window shares the other's write run.
-fn writes_alike(a: Variant, b: Variant) -> bool {
-    a.raid == b.raid && a.plug == b.plug && a.cpu == b.cpu
-}
-
-/// The first variant each variant writes alike (itself, or an earlier one).
-fn write_source(index: usize) -> usize {
-    (0..index)
-        .find(|&earlier| writes_alike(VARIANTS[earlier], VARIANTS[index]))
-        .unwrap_or(index)
-}
-
-/// Write runs: one per distinct write path, and the evidence run without md's
-/// delayed stripes.
-fn write_runs_needed() -> usize {
-    (0..VARIANTS.len())
-        .filter(|&i| write_source(i) == i)
-        .count()
-        + 1
-}
-
-/// Bonnie's write phase: per variant (in `VARIANTS` order) and the evidence run.
-pub(crate) struct WritePhase {
-    pub(crate) per_variant: Vec<write::WriteMeasured>,
-    /// The track-aligned RAID-5 planning each stripe write on arrival (md's
-    /// delayed stripes off).
-    pub(crate) undelayed: write::WriteMeasured,
-}
-
-/// Bonnie's block write over every variant, one run per distinct write path.
-fn run_writes(context: &RunContext, id: &str) -> Result<WritePhase, LabError> {
-    let mut per_variant: Vec<write::WriteMeasured> = Vec::new();
-    for (index, &variant) in VARIANTS.iter().enumerate() {
-        let source = write_source(index);
-        let measured = if source == index {
-            let m = write::measure_write(variant, write::Stripes::Delayed, BONNIE_BLOCKS, id)?;
-            context.progress.inc(1);
-            m
-        } else {
-            per_variant[source].clone()
-        };
-        per_variant.push(measured);
-    }
-    let undelayed = write::measure_write(
-        TRACK_ALIGNED,
-        write::Stripes::PlannedOnArrival,
-        BONNIE_BLOCKS,
-        id,
-    )?;
-    context.progress.inc(1);
-    Ok(WritePhase {
-        per_variant,
-        undelayed,
-    })
-}
-
 impl Experiment for Raid5Bonnie {
     fn id(&self) -> &'static str {
         "raid5-bonnie"
@@ -557,6 +502,7 @@ impl Experiment for Raid5Diff {
 
 #[cfg(test)]
 mod tests {
+    use super::write::writes_alike;
     use super::*;
 
     // Proves the write phase shares runs only where the write path is the same:

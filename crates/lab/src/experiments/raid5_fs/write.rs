@@ -31,7 +31,10 @@
 //! it, and an evidence run plans each piece on arrival instead.
 
 use super::super::validation_host::HostProfile;
-use super::{maps, volume_spec, Raid, Variant, CACHE_BYTES};
+use super::{
+    maps, volume_spec, Raid, Variant, BONNIE_BLOCKS, CACHE_BYTES, TRACK_ALIGNED, VARIANTS,
+};
+use crate::harness::RunContext;
 use crate::LabError;
 use spinstack_disk::drive::DriveOptions;
 use spinstack_fs::bonnie;
@@ -199,5 +202,57 @@ pub(crate) fn measure_write(
         stripes: volume.stripe_write_counters().unwrap_or_default(),
         members: volume.member_stats(),
         member_io_cpu_seconds: volume.host_busy().as_secs_f64(),
+    })
+}
+
+/// Whether two variants write alike: read-ahead does not touch the write path,
+/// so a variant differing only in its window shares the other's write run.
+pub(super) fn writes_alike(a: Variant, b: Variant) -> bool {
+    a.raid == b.raid && a.plug == b.plug && a.cpu == b.cpu
+}
+
+/// The first variant each variant writes alike (itself, or an earlier one).
+pub(super) fn write_source(index: usize) -> usize {
+    (0..index)
+        .find(|&earlier| writes_alike(VARIANTS[earlier], VARIANTS[index]))
+        .unwrap_or(index)
+}
+
+/// Write runs: one per distinct write path, and the evidence run without md's
+/// delayed stripes.
+pub(super) fn write_runs_needed() -> usize {
+    (0..VARIANTS.len())
+        .filter(|&i| write_source(i) == i)
+        .count()
+        + 1
+}
+
+/// Bonnie's write phase: per variant (in `VARIANTS` order) and the evidence run.
+pub(crate) struct WritePhase {
+    pub(crate) per_variant: Vec<WriteMeasured>,
+    /// The track-aligned RAID-5 planning each stripe write on arrival (md's
+    /// delayed stripes off).
+    pub(crate) undelayed: WriteMeasured,
+}
+
+/// Bonnie's block write over every variant, one run per distinct write path.
+pub(super) fn run_writes(context: &RunContext, id: &str) -> Result<WritePhase, LabError> {
+    let mut per_variant: Vec<WriteMeasured> = Vec::new();
+    for (index, &variant) in VARIANTS.iter().enumerate() {
+        let source = write_source(index);
+        let measured = if source == index {
+            let m = measure_write(variant, Stripes::Delayed, BONNIE_BLOCKS, id)?;
+            context.progress.inc(1);
+            m
+        } else {
+            per_variant[source].clone()
+        };
+        per_variant.push(measured);
+    }
+    let undelayed = measure_write(TRACK_ALIGNED, Stripes::PlannedOnArrival, BONNIE_BLOCKS, id)?;
+    context.progress.inc(1);
+    Ok(WritePhase {
+        per_variant,
+        undelayed,
     })
 }
