@@ -37,6 +37,7 @@ pub fn volume_spec(spec: &ArraySpec) -> VolumeSpec {
         read_balance: ReadBalance::default(),
         fill_in_parity: spec.level.fill_in_parity_by_default(),
         stripe_cache: DEFAULT_STRIPE_CACHE,
+        delayed_stripes: true,
         buffer: spec.buffer,
         plug: None,
         host: HostCost::NONE,

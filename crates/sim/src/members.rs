@@ -24,7 +24,7 @@
 //! `poll` or `drain`, so a handler can always follow up), or when the layer
 //! completes it explicitly. Its status is the first failed child's unless the layer
 //! sets it. Its completion time is its last child's (or the explicit time), never
-//! before its arrival. Every table and queue has a fixed bound; exceeding one is
+//! before its arrival or its last hold's release. Every table and queue has a fixed bound; exceeding one is
 //! an error the layer reports as `QueueFull`, never growth.
 
 use crate::device::{BlockDevice, Control, DeviceError, MemberIndex};
@@ -444,11 +444,15 @@ impl<D: BlockDevice, T: Copy, P: Default> Members<D, T, P> {
         self.parents[parent.0 as usize].holds += 1;
     }
 
-    /// Release one hold: the parent completes when its children are done.
+    /// Release one hold: the parent completes when its children are done, and not
+    /// before now (a parent held while another parent's children do its work has
+    /// none of its own to date its completion).
     pub fn release(&mut self, parent: ParentId) {
+        let now = self.engine.now();
         let slot = &mut self.parents[parent.0 as usize];
         assert!(slot.holds > 0, "release of {parent:?} without a hold");
         slot.holds -= 1;
+        slot.last_done = slot.last_done.max(now);
         self.settle(parent);
     }
 

@@ -199,6 +199,7 @@ fn parity_options(spec: &VolumeSpec, track_aligned: bool) -> ParityOptions {
     ParityOptions {
         fill_in_parity: spec.fill_in_parity,
         stripe_cache_stripes: spec.stripe_cache,
+        delay_pre_reads: spec.delayed_stripes,
         ..base
     }
 }

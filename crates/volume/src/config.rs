@@ -10,6 +10,7 @@
 //! read_balance = "shortest-queue"  # raid1 / raid10: or nearest-head
 //! fill_in_parity = true    # raid5*: default on for track-aligned, off for raid5
 //! stripe_cache = 256       # raid5*: stripes held in memory
+//! delayed_stripes = true   # raid5*: md's delayed stripes (default on; needs [plug])
 //! [buffer]                 # optional: a DMA-aligned buffer over the volume
 //! block = "128KiB"
 //! blocks = 64
@@ -108,6 +109,8 @@ pub struct VolumeSpec {
     pub read_balance: ReadBalance,
     pub fill_in_parity: bool,
     pub stripe_cache: u32,
+    /// md's delayed stripes (`ParityOptions::delay_pre_reads`; on by default).
+    pub delayed_stripes: bool,
     pub buffer: Option<BufferSpec>,
     pub plug: Option<PlugPolicy>,
     pub host: HostCost,
@@ -153,6 +156,7 @@ struct RawSpec {
     read_balance: Option<Spanned<String>>,
     fill_in_parity: Option<Spanned<bool>>,
     stripe_cache: Option<Spanned<i64>>,
+    delayed_stripes: Option<Spanned<bool>>,
     buffer: Option<Spanned<RawBuffer>>,
     plug: Option<Spanned<RawPlug>>,
     host: Option<Spanned<RawHost>>,

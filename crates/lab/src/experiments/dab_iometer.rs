@@ -96,6 +96,7 @@ fn spec(config: &Config) -> VolumeSpec {
         read_balance: ReadBalance::ShortestQueue,
         fill_in_parity: false,
         stripe_cache: 256,
+        delayed_stripes: true,
         buffer: config.buffer.then_some(BufferSpec {
             block: Sectors(256),
             blocks: 64,

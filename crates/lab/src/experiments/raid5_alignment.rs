@@ -81,6 +81,7 @@ fn spec(layout: Layout) -> VolumeSpec {
         read_balance: ReadBalance::ShortestQueue,
         fill_in_parity: level == Level::Raid5TrackAligned && layout != Layout::LargestTrack,
         stripe_cache: 256,
+        delayed_stripes: true,
         buffer: None,
         plug: None,
         host: HostCost::NONE,

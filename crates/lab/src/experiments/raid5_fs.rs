@@ -64,6 +64,8 @@ mod report;
 mod write;
 mod write_report;
 
+use write::{run_writes, write_runs_needed, write_source, WritePhase};
+
 pub struct Raid5Bonnie;
 pub struct Raid5Diff;
 
@@ -256,6 +258,7 @@ pub(crate) fn volume_spec(variant: Variant) -> VolumeSpec {
         read_balance: ReadBalance::ShortestQueue,
         fill_in_parity: aligned,
         stripe_cache: 256,
+        delayed_stripes: true,
         buffer: None,
         plug: variant.plug.then_some(PlugPolicy {
             track_aware: aligned,
@@ -460,57 +463,6 @@ fn run_all(
     })
 }
 
-/// Whether two variants write alike: read-ahead does not touch the write path,
-/// so a variant differing only in its window shares the other's write run.
-fn writes_alike(a: Variant, b: Variant) -> bool {
-    a.raid == b.raid && a.plug == b.plug && a.cpu == b.cpu
-}
-
-/// The first variant each variant writes alike (itself, or an earlier one).
-fn write_source(index: usize) -> usize {
-    (0..index)
-        .find(|&earlier| writes_alike(VARIANTS[earlier], VARIANTS[index]))
-        .unwrap_or(index)
-}
-
-/// Write runs: one per distinct write path, and the whole-pass evidence run.
-fn write_runs_needed() -> usize {
-    (0..VARIANTS.len())
-        .filter(|&i| write_source(i) == i)
-        .count()
-        + 1
-}
-
-/// Bonnie's write phase: per variant (in `VARIANTS` order) and the evidence run.
-pub(crate) struct WritePhase {
-    pub(crate) per_variant: Vec<write::WriteMeasured>,
-    /// The track-aligned RAID-5 with write-back requests up to a whole pass.
-    pub(crate) whole_pass: write::WriteMeasured,
-}
-
-/// Bonnie's block write over every variant, one run per distinct write path.
-fn run_writes(context: &RunContext, id: &str) -> Result<WritePhase, LabError> {
-    let mut per_variant: Vec<write::WriteMeasured> = Vec::new();
-    for (index, &variant) in VARIANTS.iter().enumerate() {
-        let source = write_source(index);
-        let measured = if source == index {
-            let m = write::measure_write(variant, write::Requests::Linux, BONNIE_BLOCKS, id)?;
-            context.progress.inc(1);
-            m
-        } else {
-            per_variant[source].clone()
-        };
-        per_variant.push(measured);
-    }
-    let whole_pass =
-        write::measure_write(TRACK_ALIGNED, write::Requests::WholePass, BONNIE_BLOCKS, id)?;
-    context.progress.inc(1);
-    Ok(WritePhase {
-        per_variant,
-        whole_pass,
-    })
-}
-
 impl Experiment for Raid5Bonnie {
     fn id(&self) -> &'static str {
         "raid5-bonnie"
@@ -550,12 +502,13 @@ impl Experiment for Raid5Diff {
 
 #[cfg(test)]
 mod tests {
+    use super::write::writes_alike;
     use super::*;
 
     // Proves the write phase shares runs only where the write path is the same:
     // each window variant reuses the run of its variant without the window, and
     // no two variants differing in RAID, plug or CPU share one (seven runs for
-    // eight variants plus the whole-pass evidence).
+    // eight variants plus the evidence run without delayed stripes).
     #[test]
     fn write_runs_are_shared_only_across_read_ahead() {
         let window = |v: Variant| VARIANTS.iter().position(|w| w.name == v.name).unwrap();

@@ -137,6 +137,7 @@ impl Checker<'_> {
                 .fill_in_parity
                 .map_or(level.fill_in_parity_by_default(), |v| *v.get_ref()),
             stripe_cache,
+            delayed_stripes: raw.delayed_stripes.as_ref().is_none_or(|v| *v.get_ref()),
             buffer: raw.buffer.as_ref().map(|b| self.buffer(b)).transpose()?,
             plug: raw.plug.as_ref().map(|p| self.plug(p)).transpose()?,
             host: match &raw.host {

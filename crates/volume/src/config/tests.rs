@@ -27,6 +27,7 @@ fn the_documented_example_parses() {
     );
     assert_eq!(spec.host, HostCost::windows2000_device_io());
     assert!(!spec.fill_in_parity);
+    assert!(spec.delayed_stripes);
 }
 
 fn error_of(text: &str) -> ConfigError {

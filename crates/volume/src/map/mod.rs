@@ -36,6 +36,7 @@ mod track_aligned;
 pub use error::MapError;
 pub use logical_tracks::{logical_stripe_map, logical_track_map, LOGICAL_MAP_METHOD};
 pub use mirror::MirrorMap;
+pub(crate) use parity::data_runs;
 pub use parity::{
     stripe_segments, ParityLayout, Role, StripeRange, StripeSegment, StripeSegments, Unit,
 };

@@ -73,8 +73,17 @@ pub struct ChildDone<T> {
     pub completion: Completion,
 }
 
-/// Wake-up tokens at or above this are the plug's (member index below it).
+/// Wake-up tokens at or above this are the plug's (member index below it);
+/// tokens below it are the level's own (see [`MemberIo::next_event`]).
 const PLUG_TOKEN: u64 = 1 << 62;
+
+/// What [`MemberIo::next_event`] hands the level: a child's completion, or a
+/// wake-up the level set for itself (a token below `1 << 62`).
+#[derive(Clone, Copy, Debug)]
+pub enum IoEvent<T> {
+    Child(ChildDone<T>),
+    Wake(u64),
+}
 
 /// A request waiting in a plug queue.
 #[derive(Clone, Debug)]
@@ -184,12 +193,25 @@ impl<D: BlockDevice, T: Copy, P: Default> MemberIo<D, T, P> {
     /// way (sending what a plug held cannot overflow the tables: its children were
     /// counted when their parents were opened).
     pub fn next_child(&mut self, now: Nanoseconds) -> Option<ChildDone<T>> {
+        match self.next_event(now)? {
+            IoEvent::Child(done) => Some(done),
+            IoEvent::Wake(token) => {
+                debug_assert!(false, "wake-up {token} of a level that sets none");
+                self.next_child(now)
+            }
+        }
+    }
+
+    /// The next child completion or level wake-up due by `now`, the plug's
+    /// wake-ups handled on the way (for a level with timers of its own).
+    pub fn next_event(&mut self, now: Nanoseconds) -> Option<IoEvent<T>> {
         loop {
             match self.members.poll(now)? {
-                MemberEvent::Wake { token, .. } => {
-                    let plugs = self.take_wake(token);
-                    debug_assert!(matches!(plugs, Ok(true)), "only the plug sets wake-ups");
-                }
+                MemberEvent::Wake { token, .. } => match self.take_wake(token) {
+                    Ok(true) => {}
+                    Ok(false) => return Some(IoEvent::Wake(token)),
+                    Err(error) => debug_assert!(false, "a plug's member refused: {error}"),
+                },
                 MemberEvent::Child {
                     parent,
                     member,
@@ -197,12 +219,12 @@ impl<D: BlockDevice, T: Copy, P: Default> MemberIo<D, T, P> {
                     completion,
                     ..
                 } => {
-                    return Some(ChildDone {
+                    return Some(IoEvent::Child(ChildDone {
                         parent,
                         member,
                         tag,
                         completion,
-                    })
+                    }))
                 }
             }
         }

@@ -6,7 +6,7 @@
 //! |---|---|---|---|
 //! | single, RAID-0 | [`Striped`] | pieces of the chunk map | same |
 //! | RAID-1, RAID-10 | [`Mirrored`] | one copy per piece (shortest queue or nearest head) | every live copy |
-//! | RAID-5 (md, track-aligned, alternatives) | [`Parity`] | the read plan (fill-in parity, whole units) | the write plan (full stripe, read-modify-write or reconstruct-write), per-stripe lock, bounded stripe cache |
+//! | RAID-5 (md, track-aligned, alternatives) | [`Parity`] | the read plan (fill-in parity, whole units) | the write plan (full stripe, read-modify-write or reconstruct-write), per-stripe lock, bounded stripe cache, md's delayed stripes (pre-reads wait for the array's plug; later writes join) |
 //! | DMA-aligned buffer | [`DmaBuffer`] | from memory, or whole aligned blocks fetched | write-through or write-back |
 //!
 //! **Shared path down** ([`io::MemberIo`]): each member request pays the host's
@@ -36,7 +36,7 @@ pub mod striped;
 pub use crate::dab::{DabCounters, WritePolicy};
 pub use buffer::DmaBuffer;
 pub use host::{HostCost, HostCpu};
-pub use io::{ChildDone, MemberIo, MemberStats, PlugPolicy};
+pub use io::{ChildDone, IoEvent, MemberIo, MemberStats, PlugPolicy};
 pub use mirrored::{Mirrored, ReadBalance};
 pub use parity::{Parity, ParityOptions, StripeWriteCounters};
 pub use striped::Striped;

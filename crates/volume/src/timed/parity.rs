@@ -14,14 +14,30 @@
 //! (later writes to it wait in order, as md serialises a stripe_head). Each stripe
 //! write follows the write plan ([`plan_write_into`]): a full-stripe write reads
 //! nothing; otherwise read-modify-write or reconstruct-write, whichever reads fewer
-//! member extents, skipping units the stripe cache holds. Its state machine:
+//! member extents, skipping units the stripe cache holds.
+//!
+//! **Delayed stripes** (`delay_pre_reads`, md 2.6.16's `STRIPE_DELAYED`; see
+//! [`delayed`] for md's rules and their sources): a write whose plan has pre-reads
+//! does not read at once. It waits, holding its stripe, until the array's plug
+//! lets it go — md plugs the array when a stripe is delayed and unplugs it 3 ms
+//! later (the member queues' [`PlugPolicy`] delay; no plug policy, no delay), or
+//! when something unplugs the volume — and then only while no earlier released
+//! stripe is still pre-reading (md's `IO_THRESHOLD` of 1). A later write to the
+//! same stripe that overlaps nothing the waiting one writes joins it (md's
+//! `add_stripe_bio` onto the same stripe_head; a gap left between them is read and
+//! written back): one stripe write serves both, and both parents complete when it
+//! does. A stripe the joins make full writes at once, reading nothing. Its state
+//! machine:
 //!
 //! | state | event | next |
 //! |---|---|---|
-//! | `Waiting` | the stripe's lock is free | `Reading` (plan has reads) or `Writing` |
-//! | `Reading` | last read done | `Writing` (the plan's data and parity writes) |
+//! | `Waiting` | the stripe's lock is free | planned: `Writing` (nothing to read), `Delayed` (a write with pre-reads, not yet released: on the delayed list, or waiting for md's stripe heads), or `Reading` |
+//! | `Delayed` | a write to the stripe overlapping nothing it writes, none waiting behind it | joined; re-planned: `Writing` (nothing left to read: the stripe became full) or `Delayed` |
+//! | `Delayed`, waiting for stripe heads | releases or joins free enough of md's stripe heads | re-planned: `Delayed` on the delayed list (or `Writing`) |
+//! | `Delayed` | the array unplugs (timer, explicit unplug, or the released stripes' pre-reads done) with no released stripe still pre-reading | released, re-planned: `Reading` or `Writing` |
+//! | `Reading` | last read done | `Writing` (the plan's data and parity writes); a released stripe stops counting as pre-reading |
 //! | `Reading` | a read finds its member failed | re-planned degraded, `Reading` again |
-//! | `Writing` | last write done | done: the cache learns the units, the next `Waiting` write starts |
+//! | `Writing` | last write done | done: the cache learns the units, every parent joined loses its hold, the next `Waiting` write starts |
 //!
 //! The **stripe cache** holds up to `stripe_cache_stripes` stripes (LRU; md's
 //! default is 256), remembering which members' units are known whole in memory
@@ -33,12 +49,14 @@
 //! (the plans know the failed member). A second failure: every request that needs
 //! a lost unit completes `DeviceFailed`; none claims data it could not read.
 
-use super::io::{MemberIo, MemberStats, PlugPolicy};
+use super::io::{IoEvent, MemberIo, MemberStats, PlugPolicy};
 use super::{route_control, HostCost};
 use crate::map::plan::{
     plan_read_into, plan_write_into, ReadOptions, ReadPlan, WriteChoice, WriteKind, WritePlan,
 };
-use crate::map::{stripe_segments, MemberExtent, MemberIndex, ParityLayout, StripeRange};
+use crate::map::{
+    stripe_segments, MemberExtent, MemberIndex, ParityLayout, StripeRange, StripeSegment,
+};
 use spinstack_sim::device::{BlockDevice, Control, ControlError, DeviceError};
 use spinstack_sim::driver::Issue;
 use spinstack_sim::members::{MemberLimits, ParentId};
@@ -48,8 +66,10 @@ use spinstack_trackmap::TrackMap;
 use std::collections::{HashMap, VecDeque};
 
 mod cache;
+pub mod delayed;
 mod write;
 use cache::StripeCache;
+use delayed::{ArrayPlug, Release};
 
 /// The RAID-5 knobs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -59,12 +79,19 @@ pub struct ParityOptions {
     /// Cut member requests at the member's track boundaries (the validation
     /// paper's track-aware `make_request`); needs the members' track maps.
     pub split_at_tracks: bool,
+    /// Stripes the cache holds; also md's `NR_STRIPES`, the stripe heads (one
+    /// 4 KB page per member) delayed stripes may hold.
     pub stripe_cache_stripes: u32,
     pub write_choice: WriteChoice,
+    /// Hold a stripe write that needs pre-reads until the array unplugs, so later
+    /// writes can join it (md 2.6.16's delayed stripes; see [`delayed`]). Only
+    /// with a plug policy: it gives the array plug's delay.
+    pub delay_pre_reads: bool,
 }
 
 impl ParityOptions {
-    /// md's RAID-5: no fill-in, 256 cached stripes, the cheaper write method.
+    /// md's RAID-5: no fill-in, 256 cached stripes, the cheaper write method,
+    /// delayed stripes (md 2.6.16 delays every stripe that needs pre-reads).
     pub fn md() -> ParityOptions {
         ParityOptions {
             fill_in_parity: false,
@@ -72,6 +99,7 @@ impl ParityOptions {
             split_at_tracks: false,
             stripe_cache_stripes: 256,
             write_choice: WriteChoice::Cheapest,
+            delay_pre_reads: true,
         }
     }
     /// The validation paper's track-aligned RAID-5: fill-in parity reads,
@@ -97,6 +125,27 @@ pub struct StripeWriteCounters {
     pub degraded: u64,
     /// Member sectors read for old data or parity before writing.
     pub pre_read_sectors: u64,
+    /// Stripe writes that waited for the array to unplug before pre-reading
+    /// (md's `STRIPE_DELAYED`), and writes that joined one waiting.
+    pub delayed: u64,
+    pub joined: u64,
+    /// Waiting stripe writes that read nothing when they went (joins filled the
+    /// stripe, or the stripe cache knew the rest by then).
+    pub filled_while_delayed: u64,
+    /// Time stripe writes spent delayed, from their first delay until they went;
+    /// time released ones took from their release until their writes went.
+    pub delayed_time: Nanoseconds,
+    pub released_pre_read_time: Nanoseconds,
+    /// Waiting stripe writes released by the array's unplug timer, by an unplug
+    /// of the volume, and when the stripes released before them had pre-read.
+    pub released_by_timer: u64,
+    pub released_by_unplug: u64,
+    pub released_after_pre_reads: u64,
+    /// Times a delayed stripe write waited for md's stripe heads (taken by
+    /// delayed stripes) before joining the delayed list; stripe writes whose
+    /// pre-reads alone need more stripe heads than md has (pre-read at once).
+    pub waited_for_heads: u64,
+    pub too_large_to_delay: u64,
 }
 
 /// What a child request is for.
@@ -127,6 +176,7 @@ struct ParentState {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Phase {
     Waiting,
+    Delayed,
     Reading,
     Writing,
 }
@@ -134,15 +184,32 @@ enum Phase {
 /// One stripe's share of a write or trim.
 #[derive(Clone, Debug)]
 struct StripeOp {
+    /// The parent whose children this op's member requests are.
     parent: ParentId,
+    /// Parents whose writes joined this one while it was delayed (each holds until
+    /// the op is done; at most one per sector of the stripe, as joins never overlap).
+    joined: Vec<ParentId>,
     stripe: u64,
+    /// The stripe's data the op writes: all of `range`, less `gaps` (parts of it
+    /// between joined writes, read and written back unchanged).
     range: StripeRange,
+    gaps: Vec<StripeRange>,
     operation: Operation,
     force_unit_access: bool,
     phase: Phase,
     outstanding: u32,
-    /// The member extents this op read and wrote (for the stripe cache).
+    /// The member extents this op reads and writes (for the stripe cache): its
+    /// plan's reads, then from `writes_from` its writes. The op keeps its own: the
+    /// shared plan is another op's by the time this one's reads are done.
     touched: Vec<MemberExtent>,
+    writes_from: usize,
+    /// Released from the delayed list: may pre-read (md's `STRIPE_PREREAD_ACTIVE`);
+    /// when.
+    pre_read_allowed: bool,
+    released_at: Nanoseconds,
+    /// It has been delayed at least once; since when, until it goes.
+    waited: bool,
+    delayed_since: Option<Nanoseconds>,
 }
 
 /// See the module documentation.
@@ -160,6 +227,8 @@ pub struct Parity<D: BlockDevice, L: ParityLayout> {
     write_plan: WritePlan,
     extents: Vec<MemberExtent>,
     write_counters: StripeWriteCounters,
+    /// The array's own plug and the delayed stripes it holds.
+    array: ArrayPlug,
 }
 
 /// Most child requests one parity volume keeps track of (a large request on small
@@ -197,6 +266,11 @@ impl<D: BlockDevice, L: ParityLayout> Parity<D, L> {
             write_plan: WritePlan::default(),
             extents: Vec::new(),
             write_counters: StripeWriteCounters::default(),
+            array: ArrayPlug::new(
+                plug.filter(|_| options.delay_pre_reads)
+                    .map(|policy| policy.delay),
+                options.stripe_cache_stripes,
+            ),
         }
     }
 
@@ -460,8 +534,13 @@ impl<D: BlockDevice, L: ParityLayout> BlockDevice for Parity<D, L> {
         self.io.members.next_event_time()
     }
     fn advance(&mut self, now: Nanoseconds, completed: &mut Vec<Completion>) {
-        while let Some(done) = self.io.next_child(now) {
-            self.child_done(done.parent, done.member, done.tag, done.completion);
+        while let Some(event) = self.io.next_event(now) {
+            match event {
+                IoEvent::Child(done) => {
+                    self.child_done(done.parent, done.member, done.tag, done.completion)
+                }
+                IoEvent::Wake(token) => self.array_wake(token),
+            }
         }
         self.io.members.drain(completed);
     }
@@ -471,6 +550,12 @@ impl<D: BlockDevice, L: ParityLayout> BlockDevice for Parity<D, L> {
         path: &[MemberIndex],
         command: Control,
     ) -> Result<(), ControlError> {
+        if path.is_empty() && command == Control::Unplug {
+            // md's raid5_unplug_device: the delayed stripes go first, then the
+            // member queues (route_control) send what they and the plugs hold.
+            self.io.members.catch_up(now);
+            self.unplug_array(Release::Unplug);
+        }
         if let Some(member) = route_control(&mut self.io, "a RAID-5 volume", now, path, command)? {
             self.mark_failed(member);
         }

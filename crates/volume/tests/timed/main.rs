@@ -6,6 +6,7 @@
 
 mod buffer;
 mod common;
+mod delayed;
 mod mirrored;
 mod parity;
 mod plug;

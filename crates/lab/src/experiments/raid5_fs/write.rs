@@ -11,30 +11,35 @@
 //!
 //! How the write-back reaches the RAID: each pass sends the file's dirty
 //! pages as disk-contiguous requests of up to 1 MiB. The timed RAID-5 cuts
-//! each request at stripe boundaries and plans every stripe piece when it
-//! arrives: a piece covering its stripe's data is a full-stripe write (no
-//! reads); a partial one reads what the cheaper of read-modify-write and
-//! reconstruct-write needs, less the units its stripe cache (256 stripes)
-//! knows whole from earlier writes. It does not hold partial stripes back to
-//! wait for the rest of the stripe: md 2.6.16 does (a stripe that needs
-//! pre-reads is marked delayed and its reads wait until the array's queue is
-//! unplugged, so later writes can complete it). md's cache is 256
+//! each request at stripe boundaries and plans every stripe piece: a piece
+//! covering its stripe's data is a full-stripe write (no reads); a partial
+//! one needs what the cheaper of read-modify-write and reconstruct-write
+//! reads, less the units its stripe cache (256 stripes) knows whole from
+//! earlier writes, and waits for those reads as md 2.6.16 makes it wait
+//! (delayed stripes: the reads go when the array's plug is released, 3 ms
+//! after it was plugged or when the volume is unplugged, one batch at a
+//! time), so later pieces of the same stripe join it and spare reads (see
+//! `spinstack_volume::timed::parity::delayed`). md's cache is 256
 //! `stripe_head`s of one 4 KB page per member, not 256 whole stripes: with 4
-//! KB chunks the two agree; with track-sized units (about 137 pages) md's
-//! cache holds under two track-aligned stripes, so md can gather one stripe
-//! while the next arrives but not much more. With md's 4 KB chunks every
-//! page is a whole unit, so a 1 MiB request is 63–64 full stripes and its
-//! ragged ends are completed from the stripe cache; with track-sized units a
-//! 1 MiB request is under half a stripe (about 2.2 MB of data), so the
-//! difference matters there: the run's stripe-write counters show it.
+//! KB chunks the two agree; with track-sized units (about 137 pages) a
+//! delayed stripe holds the page rows its reads cover, so md holds a few
+//! nearly written stripes but under two barely begun ones. With md's 4 KB
+//! chunks every page is a whole unit, so a 1 MiB request is 63–64 full
+//! stripes and its ragged ends are completed from the stripe cache; with
+//! track-sized units a 1 MiB request is under half a stripe (about 2.2 MB of
+//! data), so the delay matters there: the run's stripe-write counters show
+//! it, and an evidence run plans each piece on arrival instead.
 
 use super::super::validation_host::HostProfile;
-use super::{maps, volume_spec, Raid, Variant, CACHE_BYTES};
+use super::{
+    maps, volume_spec, Raid, Variant, BONNIE_BLOCKS, CACHE_BYTES, TRACK_ALIGNED, VARIANTS,
+};
+use crate::harness::RunContext;
 use crate::LabError;
 use spinstack_disk::drive::DriveOptions;
 use spinstack_fs::bonnie;
 use spinstack_fs::cache::{PageCache, Replacement};
-use spinstack_fs::flush::{WritePolicy, LINUX_WRITEBACK_CHUNK_PAGES};
+use spinstack_fs::flush::WritePolicy;
 use spinstack_fs::program::{FileHandle, Program, ProgramSetup};
 use spinstack_fs::readahead::Policy;
 use spinstack_fs::scan::ReadCost;
@@ -44,6 +49,7 @@ use spinstack_sim::engine::{Engine, EngineOptions};
 use spinstack_sim::request::Operation;
 use spinstack_sim::units::Nanoseconds;
 use spinstack_volume::build::build;
+use spinstack_volume::config::VolumeSpec;
 use spinstack_volume::timed::{MemberStats, StripeWriteCounters};
 
 /// What one Bonnie block write measured.
@@ -97,21 +103,19 @@ impl WriteMeasured {
     }
 }
 
-/// How write-back sends a pass's pages to the volume.
+/// When a RAID-5 stripe write that needs pre-reads does them.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Requests {
-    /// Linux 2.6.16: contiguous runs of up to 1 MiB.
-    Linux,
-    /// Evidence: contiguous runs of up to a whole background pass (1024
-    /// pages), a stand-in for md gathering the pass's requests into stripes
-    /// before its delayed pre-reads go (see the module documentation).
-    WholePass,
+pub(crate) enum Stripes {
+    /// md 2.6.16: when the array's plug releases it (delayed stripes).
+    Delayed,
+    /// Evidence: at once, planned on arrival (delayed stripes off).
+    PlannedOnArrival,
 }
 
 /// Bonnie's block write of a `blocks`-block file over `variant`'s volume.
 pub(crate) fn measure_write(
     variant: Variant,
-    requests: Requests,
+    stripes: Stripes,
     blocks: u64,
     id: &str,
 ) -> Result<WriteMeasured, LabError> {
@@ -123,7 +127,11 @@ pub(crate) fn measure_write(
         write_back_cache: true,
         ..DriveOptions::default()
     };
-    let volume = build(&volume_spec(variant), &options)
+    let spec = VolumeSpec {
+        delayed_stripes: stripes == Stripes::Delayed,
+        ..volume_spec(variant)
+    };
+    let volume = build(&spec, &options)
         .map_err(|e| fail(e.to_string()))?
         .volume;
     let (allocation_map, map) = maps(variant, &volume).map_err(fail)?;
@@ -141,13 +149,7 @@ pub(crate) fn measure_write(
         allocator,
         cache: PageCache::new(CACHE_BYTES, block_bytes, Replacement::ActiveInactive)
             .map_err(|e| fail(e.to_string()))?,
-        writeback: match requests {
-            Requests::Linux => WritePolicy::linux_2_6_16(),
-            Requests::WholePass => WritePolicy {
-                max_request_pages: LINUX_WRITEBACK_CHUNK_PAGES as u64,
-                ..WritePolicy::linux_2_6_16()
-            },
-        },
+        writeback: WritePolicy::linux_2_6_16(),
         // The program never reads: the policy only has to exist.
         read_ahead: Policy::linux_default(),
         cost: if variant.cpu {
@@ -200,5 +202,57 @@ pub(crate) fn measure_write(
         stripes: volume.stripe_write_counters().unwrap_or_default(),
         members: volume.member_stats(),
         member_io_cpu_seconds: volume.host_busy().as_secs_f64(),
+    })
+}
+
+/// Whether two variants write alike: read-ahead does not touch the write path,
+/// so a variant differing only in its window shares the other's write run.
+pub(super) fn writes_alike(a: Variant, b: Variant) -> bool {
+    a.raid == b.raid && a.plug == b.plug && a.cpu == b.cpu
+}
+
+/// The first variant each variant writes alike (itself, or an earlier one).
+pub(super) fn write_source(index: usize) -> usize {
+    (0..index)
+        .find(|&earlier| writes_alike(VARIANTS[earlier], VARIANTS[index]))
+        .unwrap_or(index)
+}
+
+/// Write runs: one per distinct write path, and the evidence run without md's
+/// delayed stripes.
+pub(super) fn write_runs_needed() -> usize {
+    (0..VARIANTS.len())
+        .filter(|&i| write_source(i) == i)
+        .count()
+        + 1
+}
+
+/// Bonnie's write phase: per variant (in `VARIANTS` order) and the evidence run.
+pub(crate) struct WritePhase {
+    pub(crate) per_variant: Vec<WriteMeasured>,
+    /// The track-aligned RAID-5 planning each stripe write on arrival (md's
+    /// delayed stripes off).
+    pub(crate) undelayed: WriteMeasured,
+}
+
+/// Bonnie's block write over every variant, one run per distinct write path.
+pub(super) fn run_writes(context: &RunContext, id: &str) -> Result<WritePhase, LabError> {
+    let mut per_variant: Vec<WriteMeasured> = Vec::new();
+    for (index, &variant) in VARIANTS.iter().enumerate() {
+        let source = write_source(index);
+        let measured = if source == index {
+            let m = measure_write(variant, Stripes::Delayed, BONNIE_BLOCKS, id)?;
+            context.progress.inc(1);
+            m
+        } else {
+            per_variant[source].clone()
+        };
+        per_variant.push(measured);
+    }
+    let undelayed = measure_write(TRACK_ALIGNED, Stripes::PlannedOnArrival, BONNIE_BLOCKS, id)?;
+    context.progress.inc(1);
+    Ok(WritePhase {
+        per_variant,
+        undelayed,
     })
 }

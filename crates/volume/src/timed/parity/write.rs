@@ -1,6 +1,7 @@
 //! The RAID-5 write path in simulated time: one stripe op per stripe a write or
-//! trim touches, each taking its stripe's lock, reading what its plan needs, then
-//! writing (the state table is in the parent module).
+//! trim touches, each taking its stripe's lock (or joining the delayed op holding
+//! it), reading what its plan needs once the array lets it, then writing (the
+//! state table is in the parent module).
 
 use super::*;
 
@@ -11,18 +12,30 @@ impl<D: BlockDevice, L: ParityLayout> Parity<D, L> {
             .expect("range checked at submit")
             .collect();
         for segment in segments {
+            // The hold is released by the op that writes this segment: its own,
+            // or the delayed one it joins.
+            self.io.members.hold(parent);
+            if self.try_join(parent, segment, &request) {
+                continue;
+            }
             let op = StripeOp {
                 parent,
+                joined: Vec::new(),
                 stripe: segment.stripe,
                 range: segment.range,
+                gaps: Vec::new(),
                 operation: request.operation,
                 force_unit_access: request.force_unit_access,
                 phase: Phase::Waiting,
                 outstanding: 0,
                 touched: Vec::new(),
+                writes_from: 0,
+                pre_read_allowed: false,
+                released_at: Nanoseconds::ZERO,
+                waited: false,
+                delayed_since: None,
             };
             let index = self.new_op(op);
-            self.io.members.hold(parent);
             match self.locks.get_mut(&segment.stripe) {
                 Some(waiting) => waiting.push_back(index),
                 None => {
@@ -50,33 +63,49 @@ impl<D: BlockDevice, L: ParityLayout> Parity<D, L> {
         self.ops[index as usize].as_mut().expect("live stripe op")
     }
 
-    /// The op holds its stripe's lock now: plan it and send its first phase.
+    /// The op holds its stripe's lock now (or was joined, or released): plan it
+    /// and send its first phase, or delay it.
     pub(super) fn start_op(&mut self, index: u32) {
-        let op = self.op(index).clone();
+        let op = self.op(index);
+        let (parent, stripe, range, operation) = (op.parent, op.stripe, op.range, op.operation);
         if self.lost() {
-            self.io.members.state_mut(op.parent).status = Status::DeviceFailed;
+            // Set on the parent now too: a released op starts outside any
+            // completion handler of its parent's.
+            self.io.members.state_mut(parent).status = Status::DeviceFailed;
+            self.io.members.set_status(parent, Status::DeviceFailed);
             self.finish_op(index);
             return;
         }
-        if op.operation == Operation::Trim
-            && op.range.sectors == self.layout.stripe_data_sectors(op.stripe)
+        if operation == Operation::Trim && range.sectors == self.layout.stripe_data_sectors(stripe)
         {
             return self.trim_stripe(index);
         }
         let failed = self.failed_one();
         let cache = &self.cache;
-        let stripe = op.stripe;
         let cached = |member: MemberIndex, _: Lbn, _: Sectors| cache.knows(stripe, member);
         plan_write_into(
             &self.layout,
-            op.stripe,
-            op.range,
+            stripe,
+            range,
             failed,
             &cached,
             self.options.write_choice,
             &mut self.write_plan,
         )
         .expect("stripe range from the layout");
+        if !self.op(index).gaps.is_empty() {
+            self.read_gaps(index);
+        }
+        if !self.write_plan.reads.is_empty() && self.try_delay(index) {
+            return;
+        }
+        if self.write_plan.reads.is_empty() && self.op(index).waited {
+            self.write_counters.filled_while_delayed += 1;
+        }
+        if let Some(since) = self.op(index).delayed_since.take() {
+            let waited = self.io.members.now().saturating_sub(since);
+            self.write_counters.delayed_time += waited;
+        }
         let plan = &self.write_plan;
         let counters = &mut self.write_counters;
         match plan.kind {
@@ -87,18 +116,17 @@ impl<D: BlockDevice, L: ParityLayout> Parity<D, L> {
         }
         counters.pre_read_sectors += plan.reads.iter().map(|r| r.sectors.0).sum::<u64>();
         let mut touched = plan.reads.clone();
+        let writes_from = touched.len();
         touched.extend_from_slice(&plan.writes);
-        self.op(index).touched = touched;
+        let entry = self.op(index);
+        entry.writes_from = writes_from;
+        entry.touched = touched;
         if self.write_plan.reads.is_empty() {
             self.send_writes(index);
         } else {
             self.extents.extend_from_slice(&self.write_plan.reads);
-            let sent = self.send_extents(
-                op.parent,
-                Operation::Read,
-                false,
-                Tag::OldData { op: index },
-            );
+            let sent =
+                self.send_extents(parent, Operation::Read, false, Tag::OldData { op: index });
             let op = self.op(index);
             op.phase = Phase::Reading;
             op.outstanding = sent;
@@ -122,6 +150,7 @@ impl<D: BlockDevice, L: ParityLayout> Parity<D, L> {
     }
 
     pub(super) fn send_writes(&mut self, index: u32) {
+        self.end_pre_read(index);
         let (parent, operation, fua) = {
             let op = self.op(index);
             (op.parent, op.operation, op.force_unit_access)
@@ -132,7 +161,9 @@ impl<D: BlockDevice, L: ParityLayout> Parity<D, L> {
         } else {
             operation
         };
-        self.extents.extend_from_slice(&self.write_plan.writes);
+        let op = self.ops[index as usize].as_ref().expect("live stripe op");
+        self.extents
+            .extend_from_slice(&op.touched[op.writes_from..]);
         let sent = self.send_extents(parent, operation, fua, Tag::NewData { op: index });
         self.after_send(index, Phase::Writing, sent);
     }
@@ -146,9 +177,11 @@ impl<D: BlockDevice, L: ParityLayout> Parity<D, L> {
         }
     }
 
-    /// The op is done: the cache learns its units, its parent loses a hold, the
-    /// next op waiting for the stripe starts.
+    /// The op is done: the cache learns its units, its parent and every parent
+    /// joined lose a hold (failed too if the array is lost), the next op waiting
+    /// for the stripe starts.
     pub(super) fn finish_op(&mut self, index: u32) {
+        self.end_pre_read(index);
         let op = self.ops[index as usize].take().expect("live stripe op");
         self.free_ops.push(index);
         for extent in &op.touched {
@@ -156,6 +189,13 @@ impl<D: BlockDevice, L: ParityLayout> Parity<D, L> {
             if extent.lbn == unit.start && extent.sectors >= unit.used {
                 self.cache.learn(op.stripe, extent.member);
             }
+        }
+        for &joined in &op.joined {
+            if self.lost() {
+                self.io.members.state_mut(joined).status = Status::DeviceFailed;
+                self.io.members.set_status(joined, Status::DeviceFailed);
+            }
+            self.io.members.release(joined);
         }
         self.io.members.release(op.parent);
         let next = self.locks.get_mut(&op.stripe).and_then(VecDeque::pop_front);
