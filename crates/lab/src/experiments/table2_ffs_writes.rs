@@ -306,8 +306,7 @@ pub(super) fn add_bars(figure: &mut Figure, copies: &[WriteRun], postmarks: &[Wr
     let Some(panel) = figure.panels.first_mut() else {
         return;
     };
-    // The longer label of the read rows no longer fits the panel's height.
-    panel.y_label = "workload (ours scaled: see the notes)".to_string();
+    panel.y_label = "workload (the paper's sizes)".to_string();
     let PanelContent::Bars(bars) = &mut panel.content else {
         return;
     };
