@@ -92,6 +92,8 @@ def firmware_toml(fw):
                  immediate_transfer_partial_hit=True, preseek_level=0)
     if fw.get('abandon_read_ahead_positioning'):
         cache['abandon_read_ahead_positioning'] = True
+    if fw.get('almost_read_hits_ahead_of_prefetch'):
+        cache['almost_read_hits_ahead_of_prefetch'] = True
     for k, v in cache.items():
         lines.append(f"{k} = {fmt(v)}")
     lines += ['', '[firmware.queue]', f"max_queue_length = {fw['queue']}",

@@ -378,6 +378,26 @@ pub struct CacheSpec {
     /// parameter; off for every imported drive.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub abandon_read_ahead_positioning: bool,
+    /// A read whose first block the running read-ahead has not reached yet, but
+    /// will read into its segment before it stops (the block lies between the
+    /// prefetch's position and the segment's read-ahead limit), rides that
+    /// read-ahead: the media keeps streaming and the read waits for its blocks as
+    /// they come under the head. The blocks passed on the way go into the buffer
+    /// only; the host gets the read's own blocks. A firmware reading ahead
+    /// continuously into a segment it has claimed for that LBN range serves such a
+    /// read from the running prefetch instead of stopping it and repositioning to
+    /// a sector the head is about to read anyway. It does so only when the
+    /// read-ahead reaches the first block no later than stopping, paying the
+    /// command overhead and positioning would: a firmware that schedules by
+    /// positioning time knows both, and does not wait revolutions for a block a
+    /// new positioning reaches within one. DiskSim's `Allow almost read hits`
+    /// (`disksim_diskcache.c`) asks only whether the block just before the read's
+    /// first block is in the buffer already, so a read that skips a few sectors
+    /// ahead of the prefetch (a RAID-5 member's next piece after the parity chunk
+    /// it holds) is a miss there and, with the command overhead, loses a
+    /// revolution. Off (DiskSim's behaviour) for every imported drive.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub almost_read_hits_ahead_of_prefetch: bool,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]

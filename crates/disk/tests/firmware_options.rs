@@ -2,8 +2,10 @@
 //! §3), each against the same drive with the option off (DiskSim's behaviour):
 //! a zero-latency track read goes to the host only when all of it is buffered, a
 //! write-through write seeks only after its data is in, and a request abandons a
-//! read-ahead head or cylinder switch in flight. Every test measures first-zone
-//! track-sized requests in a seeded closed loop (the seed is in each message).
+//! read-ahead head or cylinder switch in flight. Each of these tests measures
+//! first-zone track-sized requests in a seeded closed loop (the seed is in each
+//! message). And the Maxtor Atlas 10K V's option (issue 9): a read that starts a
+//! few sectors ahead of the running read-ahead rides it.
 
 use spinstack_disk::drive::{Drive, DriveOptions};
 use spinstack_disk::spec::DriveSpec;
@@ -136,5 +138,98 @@ fn read_ahead_switch_in_flight_is_abandoned() {
     assert!(
         without > with + 0.2,
         "seed {seed}: {without:.3} ms without it, {with:.3} ms with it"
+    );
+}
+
+fn maxtor() -> DriveSpec {
+    spinstack_disk::catalog::get("maxtor10kv-czk").expect("catalog has maxtor10kv-czk")
+}
+
+/// `starts.len()` reads of `sectors` each at the given first LBNs, one at a time
+/// with no think time: the completions and when the last one was done.
+fn reads_at(spec: &DriveSpec, starts: &[u64], sectors: u64) -> (Vec<Completion>, Nanoseconds) {
+    let mut drive = Drive::new(spec, DriveOptions::default()).expect("drive builds");
+    let mut engine = Engine::new(EngineOptions::default());
+    engine.add_device(&mut drive);
+    let mut out = Vec::new();
+    let mut next_start = starts.iter();
+    let mut next = |_| {
+        Some(RequestSpec {
+            operation: Operation::Read,
+            lbn: Lbn(*next_start.next()?),
+            sectors: Sectors(sectors),
+            think_after: Nanoseconds::ZERO,
+        })
+    };
+    run_closed_loop(&mut engine, 1, &mut next, |done| out.push(done.completion)).expect("runs");
+    let end = out
+        .iter()
+        .map(|c| c.done)
+        .max()
+        .unwrap_or(Nanoseconds::ZERO);
+    (out, end)
+}
+
+/// Proves `almost_read_hits_ahead_of_prefetch` (the Maxtor's entry): reads of 24
+/// sectors, each starting 8 sectors past the last one's end (a RAID-5 member's
+/// pieces around the 4 KB parity chunk it holds), stream from the running
+/// read-ahead, where with DiskSim's rule alone each one misses the sector that
+/// passed during its command overhead and waits about a revolution. The skipped
+/// sectors only pass under the head: the median read takes the media time of 32
+/// first-zone sectors, and each read sends only its own 24 sectors over the bus.
+#[test]
+fn read_ahead_of_the_prefetch_rides_it() {
+    let on = maxtor();
+    assert!(on.firmware.cache.almost_read_hits_ahead_of_prefetch);
+    let mut off = on.clone();
+    off.firmware.cache.almost_read_hits_ahead_of_prefetch = false;
+    let revolution_ms = 60_000.0 / f64::from(on.mechanics.rpm);
+    let strided: Vec<u64> = (0..2_000).map(|k| 32 * k).collect();
+    let (with, _) = reads_at(&on, &strided, 24);
+    let (without, _) = reads_at(&off, &strided, 24);
+    let median = |runs: &[Completion]| {
+        let mut ms: Vec<f64> = runs.iter().map(|c| c.response_time().as_ms_f64()).collect();
+        ms.sort_by(f64::total_cmp);
+        ms[ms.len() / 2]
+    };
+    let first_track = Drive::new(&on, DriveOptions::default())
+        .expect("drive builds")
+        .layout()
+        .track_of(Lbn(0))
+        .expect("LBN 0")
+        .sectors
+        .0;
+    let stride_ms = 32.0 * revolution_ms / first_track as f64;
+    assert!(
+        (median(&with) - stride_ms).abs() < 0.1 * stride_ms,
+        "median {:.4} ms with the option, 32 sectors pass in {stride_ms:.4} ms",
+        median(&with)
+    );
+    assert!(
+        median(&without) > 0.9 * revolution_ms,
+        "median {:.3} ms without it",
+        median(&without)
+    );
+    let bus_ms = 24.0 * on.firmware.bus_sector_transfer_ms;
+    for c in &with {
+        let sent = c.breakdown().bus_transfer.as_ms_f64();
+        assert!((sent - bus_ms).abs() < 1e-6, "{sent} ms on the bus");
+    }
+}
+
+/// Proves the option's bound: a read that starts further ahead of the running
+/// read-ahead than a new positioning needs (about 1.6 first-zone tracks: riding
+/// would wait some 9 ms) repositions instead, within a revolution plus the
+/// command overhead and a track switch.
+#[test]
+fn read_far_ahead_of_the_prefetch_repositions() {
+    let spec = maxtor();
+    assert!(spec.firmware.cache.almost_read_hits_ahead_of_prefetch);
+    let (runs, _) = reads_at(&spec, &[0, 24 + 1_800], 24);
+    let revolution_ms = 60_000.0 / f64::from(spec.mechanics.rpm);
+    let far = runs[1].response_time().as_ms_f64();
+    assert!(
+        far < revolution_ms + 1.0,
+        "{far:.3} ms for the read 1,800 sectors ahead"
     );
 }

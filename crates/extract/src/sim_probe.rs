@@ -418,6 +418,7 @@ fn placeholder_spec(name: &str, layout: LayoutSpec) -> DriveSpec {
                 immediate_transfer_partial_hit: false,
                 preseek_level: 0,
                 abandon_read_ahead_positioning: false,
+                almost_read_hits_ahead_of_prefetch: false,
             },
             queue: QueueSpec {
                 max_queue_length: 1,

@@ -28,6 +28,26 @@ pub fn layout(spec: &DriveSpec) -> Result<Layout, LabError> {
     })
 }
 
+/// How a catalog drive's firmware cache behaves, for the experiments' notes:
+/// DiskSim's rules, and whether a read ahead of the running read-ahead rides it
+/// (the Maxtor Atlas 10K V's entries; `almost_read_hits_ahead_of_prefetch`).
+pub fn cache_rules(name: &str) -> String {
+    if rides_read_ahead(name) {
+        "DiskSim's rules, except that a read a few sectors ahead of the running \
+         read-ahead rides it when that is sooner than repositioning \
+         (almost_read_hits_ahead_of_prefetch)"
+            .to_string()
+    } else {
+        "DiskSim's rules".to_string()
+    }
+}
+
+/// Whether catalog drive `name` lets a read ahead of its running read-ahead ride
+/// it (`almost_read_hits_ahead_of_prefetch`).
+pub fn rides_read_ahead(name: &str) -> bool {
+    spec(name).is_ok_and(|s| s.firmware.cache.almost_read_hits_ahead_of_prefetch)
+}
+
 /// One revolution.
 pub fn revolution(spec: &DriveSpec) -> Nanoseconds {
     Nanoseconds(60_000_000_000 / u64::from(spec.mechanics.rpm))

@@ -48,6 +48,9 @@ pub struct Firmware {
     /// A read whose first block is the next one the running read-ahead will bring
     /// counts as a (partial) hit on it (DiskSim's `Allow almost read hits`).
     pub almost_read_hits: bool,
+    /// So does a read whose first block the running read-ahead will reach before
+    /// its limit (`CacheSpec::almost_read_hits_ahead_of_prefetch`).
+    pub almost_read_hits_ahead: bool,
     pub write_back: bool,
     pub combine_sequential_writes: bool,
     pub immediate_read: bool,
@@ -105,6 +108,7 @@ impl Firmware {
             read_any_free_blocks: c.read_any_free_blocks && caching,
             read_hits_on_write_data: c.read_hits_on_write_data,
             almost_read_hits: c.allow_almost_read_hits && caching,
+            almost_read_hits_ahead: c.almost_read_hits_ahead_of_prefetch && caching,
             write_back: c.fast_write_level >= 1 && caching,
             combine_sequential_writes: c.combine_sequential_writes,
             immediate_read: spec.immediate_buffer_read || (c.read_any_free_blocks && caching),

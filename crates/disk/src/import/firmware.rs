@@ -224,6 +224,7 @@ fn cache(f: &Fields) -> Result<CacheSpec, ImportError> {
         immediate_transfer_partial_hit: f.flag("Immed transfer partial hit")?,
         preseek_level: level(f, "Preseeking level")?,
         abandon_read_ahead_positioning: false,
+        almost_read_hits_ahead_of_prefetch: false,
     })
 }
 

@@ -250,8 +250,9 @@ fn common_notes() -> String {
      read-ahead window up to 128 KB (VM_MAX_READAHEAD); plug 3 ms / 4 requests \
      (unplug_delay, unplug_thresh); the reader unplugs the queue when it waits for a \
      page. {} Cache 128 MB (§2.5). Drive: catalog maxtor10kv-czk (hand-made from the \
-     paper's Tables 1–2 and §2.3; its firmware cache follows DiskSim's rules).",
-        HostProfile::pentium_d_830().note("device I/O")
+     paper's Tables 1–2 and §2.3; its firmware cache follows {}).",
+        HostProfile::pentium_d_830().note("device I/O"),
+        drives::cache_rules(MAXTOR),
     )
 }
 
@@ -296,9 +297,9 @@ impl Experiment for Ext2Bonnie {
                  the paper's conventional stack nonetheless read at nearly the \
                  track-aligned rate implies the real drive's prefetch (8 MB cache, \
                  continuous read-ahead) covered those idle gaps, so the delayed \
-                 request hit (an inference: the paper gives no breakdown); the catalog \
-                 drive follows DiskSim's rules (a hit on an idle drive starts no new \
-                 read-ahead; read-ahead ends at its limit), so the stream stops and the \
+                 request hit (an inference: the paper gives no breakdown); in the \
+                 catalog drive a hit on an idle drive starts no new read-ahead and \
+                 read-ahead ends at its limit (DiskSim's rules), so the stream stops and the \
                  next window waits most of a revolution. The track-aligned stack \
                  does not depend on it: its requests end on track boundaries and the \
                  track-aware plug sends them at once ({:.1} MB/s). Without the plug, \

@@ -3,6 +3,20 @@
 
 use crate::drive::*;
 
+/// Whether a request's blocks came from media work, and how it met that work.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(in crate::drive) enum FromMedia {
+    /// A full cache hit: only the bus transfer is the request's.
+    No,
+    /// Media work planned for the request, or a read-ahead it met at (or just
+    /// before) its first block.
+    Yes,
+    /// A read-ahead the read met ahead of it (`almost_read_hits_ahead`): from the
+    /// given instant (when the request reached the HDA) the head passes blocks that
+    /// are not the read's before its first one, which is rotational latency.
+    RidingFrom(Picoseconds),
+}
+
 impl Drive {
     /// Where the media time went, from the runs that carried the request's
     /// blocks (see [`TimeBreakdown`] for the definitions). `overhead` and `overlap`
@@ -14,14 +28,18 @@ impl Drive {
         end: u64,
         t0: Picoseconds,
         bus_ps: Picoseconds,
-        from_media: bool,
+        from_media: FromMedia,
     ) -> TimeBreakdown {
         let mut b = TimeBreakdown {
             bus_transfer: ps_to_ns((end - lbn) as i64 * bus_ps),
             ..TimeBreakdown::default()
         };
-        let Some(job) = self.job.as_ref().filter(|_| from_media) else {
+        let Some(job) = self.job.as_ref().filter(|_| from_media != FromMedia::No) else {
             return b;
+        };
+        let riding_from = match from_media {
+            FromMedia::RidingFrom(t) => Some(t),
+            _ => None,
         };
         let (mut seek, mut switch, mut rotation, mut media) = (0, 0, 0, 0);
         // Where the head's time is accounted up to (None before the first run).
@@ -35,6 +53,17 @@ impl Drive {
             let track = (r.cylinder, r.surface, r.arrive_ps);
             // Positioning done before the request arrived (an inherited read-ahead)
             // is not this request's.
+            if let (Some(from), None) = (riding_from, last_track) {
+                // Riding from ahead: the head first passes the blocks before the
+                // read's on the track it is on, then switches (a continuing
+                // read-ahead's switch, not a seek of the read's own).
+                if r.positioning_start_ps >= from {
+                    rotation += r.positioning_start_ps - from;
+                    switch += r.arrive_ps - r.positioning_start_ps;
+                }
+                cursor = Some(from.max(r.arrive_ps));
+                last_track = Some(track);
+            }
             if last_track != Some(track) && r.positioning_start_ps >= t0 {
                 let positioning = r.arrive_ps - r.positioning_start_ps;
                 if cursor.is_none() && r.moved_arm {

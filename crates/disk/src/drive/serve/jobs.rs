@@ -215,27 +215,68 @@ impl Drive {
         self.extend_job(must_end, 0)
     }
 
+    /// How a read-ahead reads the tracks it goes on to.
+    fn continuing_mode(&self) -> AccessMode {
+        AccessMode {
+            is_write: false,
+            immediate: self.firmware.immediate_read,
+            free_blocks: false,
+            data_ready_ps: 0,
+            data_block_ps: 0,
+            data_from: 0,
+            data_min_blocks: 0,
+            stop: self.track_stop(),
+            min_first_positioning_ps: 0,
+        }
+    }
+
+    /// When the running prefetch, left to go on, starts reading `lbn`: from its
+    /// plan, or (beyond it) from planning on towards its limit into a scratch
+    /// list. None if it stops first.
+    pub(super) fn prefetch_reaches(
+        &mut self,
+        lbn: u64,
+    ) -> Result<Option<Picoseconds>, LayoutError> {
+        let Some(job) = self.job.as_ref().filter(|j| j.kind == JobKind::Prefetch) else {
+            return Ok(None);
+        };
+        let start_of = |r: &Run| r.start_ps + (lbn - r.first) as i64 * r.sector_ps;
+        if let Some(r) = job.runs.iter().find(|r| r.contains(lbn)) {
+            return Ok(Some(start_of(r)));
+        }
+        let (arm, from, limit) = (job.arm_after, job.planned_end, job.limit);
+        if !(from..limit).contains(&lbn) {
+            return Ok(None);
+        }
+        let mut runs = std::mem::take(&mut self.spare_runs);
+        runs.clear();
+        let span = Span {
+            read_ahead_tracks: 0,
+            continuing: true,
+        };
+        let planned = self.media().plan(
+            arm,
+            from,
+            limit,
+            lbn + 1,
+            self.continuing_mode(),
+            span,
+            &mut runs,
+        );
+        let reached = runs.iter().find(|r| r.contains(lbn)).map(start_of);
+        self.spare_runs = runs;
+        planned.map(|_| reached)
+    }
+
     /// Plan the running prefetch up to `must_end` plus `tracks` more tracks.
     fn extend_job(&mut self, must_end: u64, tracks: usize) -> Result<(), LayoutError> {
-        let stop = self.track_stop();
-        let immediate = self.firmware.immediate_read;
+        let mode = self.continuing_mode();
         let Some(job) = self.job.as_mut() else {
             return Ok(());
         };
         if job.planned_end >= job.limit {
             return Ok(());
         }
-        let mode = AccessMode {
-            is_write: false,
-            immediate,
-            free_blocks: false,
-            data_ready_ps: 0,
-            data_block_ps: 0,
-            data_from: 0,
-            data_min_blocks: 0,
-            stop,
-            min_first_positioning_ps: 0,
-        };
         // Field borrows: `job` holds `self.job` mutably.
         let media = Media {
             mechanics: &self.mechanics,

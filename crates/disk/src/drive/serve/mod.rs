@@ -14,6 +14,21 @@ mod writes;
 
 use crate::drive::*;
 
+/// [`Drive::media_start`] with no flush to wait for and the arm free at
+/// `arm_free`.
+pub(in crate::drive) fn media_start_with_arm(
+    at: Start,
+    overhead_done: Picoseconds,
+    arm_free: Picoseconds,
+) -> Picoseconds {
+    let Start { t0, hda } = at;
+    if hda > t0 {
+        overhead_done.max(arm_free).max(hda)
+    } else {
+        t0 + (overhead_done - t0).max(0) + (arm_free - t0).max(0)
+    }
+}
+
 /// When a request reaches the controller (`t0`, after its per-request overhead)
 /// and when the HDA is first free for it (`hda`: later than `t0` only for a
 /// request queued behind another's media work).
@@ -34,11 +49,9 @@ impl Drive {
         overhead_done: Picoseconds,
         flush_end: Option<Picoseconds>,
     ) -> Picoseconds {
-        let Start { t0, hda } = at;
         match flush_end {
             Some(f) => f.max(overhead_done),
-            None if hda > t0 => overhead_done.max(self.arm.free_ps).max(hda),
-            None => t0 + (overhead_done - t0).max(0) + (self.arm.free_ps - t0).max(0),
+            None => media_start_with_arm(at, overhead_done, self.arm.free_ps),
         }
     }
 

@@ -2,7 +2,8 @@
 //! the running read-ahead, or a miss that plans new media work), when each is in
 //! the buffer, and the host transfer that follows.
 
-use super::Start;
+use super::breakdown::FromMedia;
+use super::{media_start_with_arm, Start};
 use crate::drive::*;
 
 /// Per-block "in the buffer" time for a block already cached.
@@ -68,15 +69,22 @@ impl Drive {
         })
     }
 
-    /// The best read hit at `t0`: (segment, whole).
-    fn find_read_hit(&self, lbn: u64, end: u64, t0: Picoseconds) -> Option<(usize, bool)> {
+    /// The best read hit at `t0`: (segment, whole). `ahead`: almost hits may lie
+    /// ahead of the read-ahead (`almost_read_hits_ahead`).
+    fn find_read_hit(
+        &self,
+        lbn: u64,
+        end: u64,
+        t0: Picoseconds,
+        ahead: bool,
+    ) -> Option<(usize, bool)> {
         if !self.firmware.caching {
             return None;
         }
         let mut best: Option<(usize, bool)> = None;
         for i in 0..self.cache.segments.len() {
             if self.block_ready(i, lbn).is_none_or(|t| t > t0) {
-                if self.almost_hit(i, lbn, t0) {
+                if self.almost_hit(i, lbn, t0, ahead) {
                     best = best.or(Some((i, false)));
                 }
                 continue;
@@ -89,19 +97,48 @@ impl Drive {
         best
     }
 
-    /// Whether `lbn` is the next block the read-ahead running on segment `i` will
-    /// bring after `t0` (with `Allow almost read hits`): the block before it is in
-    /// by then and `lbn` is planned (DiskSim `src/disksim_diskcache.c:830-839`).
-    fn almost_hit(&self, i: usize, lbn: u64, t0: Picoseconds) -> bool {
-        let prefetching = self
+    /// Whether the read-ahead running on segment `i` will bring `lbn` (not in the
+    /// buffer at `t0`), so that a read starting there rides it. With `Allow almost
+    /// read hits`: `lbn` is the next block, i.e. the block before it is in by `t0`
+    /// and `lbn` is planned (DiskSim `src/disksim_diskcache.c:830-839`). With
+    /// `ahead` (`almost_read_hits_ahead`): `lbn` is anywhere the read-ahead has
+    /// still to read, planned or up to its limit (the blocks before it are read on
+    /// the way; whether that is sooner than a new positioning is decided after).
+    fn almost_hit(&self, i: usize, lbn: u64, t0: Picoseconds, ahead: bool) -> bool {
+        let Some(job) = self
             .job
             .as_ref()
-            .is_some_and(|j| j.kind == JobKind::Prefetch && j.segment == i);
-        self.firmware.almost_read_hits
-            && prefetching
+            .filter(|j| j.kind == JobKind::Prefetch && j.segment == i)
+        else {
+            return false;
+        };
+        let planned = self.block_ready(i, lbn).is_some();
+        let next = self.firmware.almost_read_hits
             && lbn > 0
             && self.block_ready(i, lbn - 1).is_some_and(|t| t <= t0)
-            && self.block_ready(i, lbn).is_some()
+            && planned;
+        let ahead = ahead && (planned || (job.planned_end..job.limit).contains(&lbn));
+        next || ahead
+    }
+
+    /// Whether riding the running read-ahead brings block `lbn` (ahead of it)
+    /// under the head no later than a new read would: the firmware knows where
+    /// its head is and where the block is, and does not wait revolutions for a
+    /// block it can position to within one. A new read stops the read-ahead when
+    /// the request reaches the HDA, pays the command overhead and positions.
+    fn riding_pays(&mut self, lbn: u64, at: Start) -> Result<bool, LayoutError> {
+        let Some(ride) = self.prefetch_reaches(lbn)? else {
+            return Ok(false);
+        };
+        let Some(job) = self.job.as_ref() else {
+            return Ok(false);
+        };
+        let abandon = self.firmware.abandon_read_ahead_positioning;
+        let mut arm = cut_at(&job.runs, at.hda, (job.arm_before, job.arm_after), abandon).arm;
+        let overhead_done = at.t0 + self.firmware.read_miss[self.last_was_write as usize];
+        arm.free_ps = media_start_with_arm(at, overhead_done, arm.free_ps);
+        let reposition = arm.free_ps + self.media().positioning_time(arm, lbn, false)?;
+        Ok(ride <= reposition)
     }
 
     pub(in crate::drive) fn serve_read(
@@ -116,7 +153,19 @@ impl Drive {
         self.grow_prefetch(hda)?;
         self.settle(hda);
         let (lbn, end) = (req.lbn.0, req.end().0);
-        let hit = self.find_read_hit(lbn, end, hda);
+        let ahead = self.firmware.almost_read_hits_ahead;
+        let mut hit = self.find_read_hit(lbn, end, hda, ahead);
+        // A read that rides the read-ahead from ahead of it (neither its first
+        // block nor the one before is in yet) waits while the head passes blocks
+        // that are not its own: only if that reaches its first block no later
+        // than a new positioning would.
+        let in_by = |s: usize, b: u64| self.block_ready(s, b).is_some_and(|t| t <= hda);
+        let mut riding_ahead = hit
+            .is_some_and(|(s, whole)| !whole && !in_by(s, lbn) && (lbn == 0 || !in_by(s, lbn - 1)));
+        if riding_ahead && !self.riding_pays(lbn, Start { t0, hda })? {
+            hit = self.find_read_hit(lbn, end, hda, false);
+            riding_ahead = false;
+        }
         let (index, flush_end) = self.place_read(lbn, end, Start { t0, hda }, hit)?;
         self.cache.touch(index);
         let mut ready = std::mem::take(&mut self.scratch_ready);
@@ -140,7 +189,12 @@ impl Drive {
         self.scratch_ready = ready;
         let cache_hit = matches!(hit, Some((_, true)));
         let bus = self.firmware.bus_read_ps;
-        let mut breakdown = self.breakdown(lbn, end, t0, bus, !cache_hit);
+        let media = match (cache_hit, riding_ahead) {
+            (true, _) => FromMedia::No,
+            (false, true) => FromMedia::RidingFrom(hda),
+            (false, false) => FromMedia::Yes,
+        };
+        let mut breakdown = self.breakdown(lbn, end, t0, bus, media);
         if !cache_hit {
             breakdown.overlap = ps_to_ns(overlap);
         }

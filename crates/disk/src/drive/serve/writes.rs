@@ -2,6 +2,7 @@
 //! media write a background flush) or write-through (completion after the media
 //! write; also every force-unit-access write), with block-by-block data arrival.
 
+use super::breakdown::FromMedia;
 use super::Start;
 use crate::drive::*;
 
@@ -123,7 +124,7 @@ impl Drive {
                 self.cache.set(s, start, end, SegmentState::Dirty);
                 self.cache.touch(s);
             }
-            let breakdown = self.breakdown(lbn, end, t0, bus, false);
+            let breakdown = self.breakdown(lbn, end, t0, bus, FromMedia::No);
             return Ok(Outcome {
                 done_ps: data_ready + completion,
                 hda_free_ps: data_ready + completion,
@@ -149,7 +150,7 @@ impl Drive {
         self.job = Some(Job::flush(s, runs, (arm, after), lbn..end));
         let done_ps = data_ready + completion;
         // The media write happens after completion: not part of the response.
-        let breakdown = self.breakdown(lbn, end, t0, bus, false);
+        let breakdown = self.breakdown(lbn, end, t0, bus, FromMedia::No);
         // The flush is background work the next request waits for (or appends
         // to): the HDA counts as busy until the completion, as without overlap.
         Ok(Outcome {
@@ -208,7 +209,7 @@ impl Drive {
             self.cache.clear(s);
         }
         self.job = Some(Job::flush(s, runs, (arm, after), lbn..end));
-        let mut breakdown = self.breakdown(lbn, end, t0, bus, true);
+        let mut breakdown = self.breakdown(lbn, end, t0, bus, FromMedia::Yes);
         // Write data crossing the bus while the arm positions and writes.
         breakdown.overlap = ps_to_ns((data_ready.min(media_end) - connect.max(start)).max(0));
         if let Some(job) = self.job.take() {
