@@ -56,7 +56,8 @@ struct StudyArgs {
     /// Seed of the generator and the disaster instants.
     #[arg(long, default_value_t = 1)]
     seed: u64,
-    /// Drives in each site's simulated data volume.
+    /// Drives in each site's data volume (default 8, an assumption: the paper
+    /// names none; see spinstack_replication::site::SiteConfig::data_drives).
     #[arg(long, default_value_t = 8)]
     data_drives: usize,
     /// Database buffer pool of the primary and the secondary, MB.
@@ -238,6 +239,11 @@ fn print_report(r: &PointReport) {
     println!(
         "{} ({}), W = {}, {} transactions, window {window}, RTO {} s",
         r.disk, r.standby, r.warehouses, r.transactions, r.rto_s
+    );
+    println!(
+        "data volume: {} drives per site, the database fills {:.1}% of each",
+        r.data_drives,
+        100.0 * r.database_share_of_drive
     );
     println!(
         "primary: {:.0} transactions/s, R_gen {:.0} B/s; secondary R_apl {:.0} B/s (R_apl/R_gen {:.2})",

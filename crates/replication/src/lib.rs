@@ -33,7 +33,8 @@
 //! produces (the CPU and the log volume are assumed never to limit it); redo does
 //! not read log from the log volume (its cost is not charged); the 6,400 data
 //! drives of the paper's configuration are represented by a simulated volume of a
-//! few drives (see [`energy`]); the inter-site link never fails.
+//! few drives (8 by default, an assumption; see [`energy`]); the inter-site link
+//! never fails.
 
 pub mod apply;
 pub mod buffer_pool;

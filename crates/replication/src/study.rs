@@ -68,6 +68,9 @@ pub struct PointReport {
     pub warehouses: u32,
     pub transactions: u64,
     pub disk: String,
+    /// Drives of each site's data volume, and the database's share of each.
+    pub data_drives: usize,
+    pub database_share_of_drive: f64,
     pub standby: String,
     pub window_bytes: Option<u64>,
     pub rto_s: f64,
@@ -267,6 +270,8 @@ pub fn study_point(site: &Site, point: &PointConfig) -> Result<PointReport, Stud
         warehouses: site.config.warehouses,
         transactions: site.config.transactions,
         disk: site.spec.name.clone(),
+        data_drives: site.config.data_drives,
+        database_share_of_drive: site.primary.database_share_of_drive,
         standby: standby_name,
         window_bytes: point.window_bytes,
         rto_s: point.rto.as_secs_f64(),
