@@ -74,6 +74,9 @@ pub struct PointReport {
     pub standby: String,
     pub window_bytes: Option<u64>,
     pub rto_s: f64,
+    /// The RTO less the standby mode's spin-up and spin-down (negative when the
+    /// RTO cannot hold them): a plan's backlog is R_apl times this.
+    pub apply_budget_s: f64,
     pub transactions_per_s: f64,
     pub r_gen_per_s: f64,
     /// R_apl the accepted plan used (measured; see `plan_attempts`).
@@ -83,6 +86,11 @@ pub struct PointReport {
     pub calibrated_r_apl_per_s: f64,
     /// R_apl the batches of the last timeline achieved.
     pub timeline_r_apl_per_s: Option<f64>,
+    /// Of those batches: the rate of the windows holding the backlog (the
+    /// slowest batch's), and of the windows after it (the log that arrived while
+    /// the batch applied).
+    pub backlog_r_apl_per_s: Option<f64>,
+    pub catch_up_r_apl_per_s: Option<f64>,
     /// Plans tried (a plan is replaced when its batches applied slower than it
     /// assumed or a trial missed the RTO).
     pub plan_attempts: u32,
@@ -275,12 +283,15 @@ pub fn study_point(site: &Site, point: &PointConfig) -> Result<PointReport, Stud
         standby: standby_name,
         window_bytes: point.window_bytes,
         rto_s: point.rto.as_secs_f64(),
+        apply_budget_s: point.rto.as_secs_f64() - (spin_up + spin_down).as_secs_f64(),
         transactions_per_s: site.primary.transactions_per_s,
         r_gen_per_s: r_gen,
         r_apl_per_s: rate.bytes_per_s,
         apply_speedup: rate.bytes_per_s / r_gen,
         calibrated_r_apl_per_s: window_rate,
         timeline_r_apl_per_s: None,
+        backlog_r_apl_per_s: None,
+        catch_up_r_apl_per_s: None,
         plan_attempts: 0,
         records_kept_by_compaction: rate.records_kept,
         plan_refused: None,
@@ -407,6 +418,9 @@ pub fn study_point(site: &Site, point: &PointConfig) -> Result<PointReport, Stud
     report.apply_speedup = rate.bytes_per_s / r_gen;
     report.plan_attempts = attempt;
     report.timeline_r_apl_per_s = Some(timeline.applied_bytes_per_s(&arrivals, point.cycles));
+    report.backlog_r_apl_per_s =
+        Some(timeline.backlog_bytes_per_s(&arrivals, point.cycles)).filter(|rate| rate.is_finite());
+    report.catch_up_r_apl_per_s = timeline.catch_up_bytes_per_s(&arrivals, point.cycles);
     let aware_watts = energy::mean_watts(&timeline.energy, timeline.span);
     let measured_cycles = &timeline.cycles[..point.cycles as usize];
     let apply_s: f64 = measured_cycles
