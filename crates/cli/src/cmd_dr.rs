@@ -249,6 +249,16 @@ fn print_report(r: &PointReport) {
         "primary: {:.0} transactions/s, R_gen {:.0} B/s; secondary R_apl {:.0} B/s (R_apl/R_gen {:.2})",
         r.transactions_per_s, r.r_gen_per_s, r.r_apl_per_s, r.apply_speedup
     );
+    println!(
+        "plan search: windows applied back to back give R_apl/R_gen {:.2}; {} plans simulated{}",
+        r.calibrated_r_apl_per_s / r.r_gen_per_s,
+        r.plan_simulations,
+        match (r.failing_speedup, r.failing_reason.as_deref()) {
+            (Some(s), Some(why)) =>
+                format!(", the nearest that failed at R_apl/R_gen {s:.2}: {why}"),
+            _ => String::new(),
+        }
+    );
     if let Some(refusal) = &r.plan_refused {
         println!("plan refused: {refusal}");
         return;

@@ -146,13 +146,6 @@ impl Experiment for DrBatchInterval {
 /// against the window's back-to-back speed-up, and the backlog that speed-up
 /// leaves a recovery.
 fn interval_evidence(r: &PointReport, mb: u64, paper: f64, implied: f64) -> String {
-    let s = r.apply_speedup;
-    let backlog_mb = r.r_apl_per_s * r.apply_budget_s.max(0.0) / dr::MB as f64;
-    let times_r_gen = |rate: Option<f64>| {
-        rate.map_or("-".to_string(), |rate| {
-            format!("{:.1}", rate / r.r_gen_per_s)
-        })
-    };
     let head = format!(
         "T_wnd = s²/(s − 1) × {:.0} s with s = R_apl/R_gen (§3.1, the RTO less spin-up and \
          spin-down). The paper's {paper} s means s ≈ {implied:.1}; windows of {mb} MB applied back \
@@ -162,22 +155,24 @@ fn interval_evidence(r: &PointReport, mb: u64, paper: f64, implied: f64) -> Stri
     );
     match &r.plan_refused {
         Some(refusal) => format!(
-            "{head} No plan stood: {refusal}. At the last s tried ({s:.2}) a recovery's backlog is \
-             s × R_gen × {:.0} s = {backlog_mb:.0} MB of log ({} data drives, R_gen {:.0} B/s), \
-             far less than the window: it folds less and sweeps sparser than windows of {mb} MB \
-             do.",
-            r.apply_budget_s, r.data_drives, r.r_gen_per_s
+            "{head} No plan stood: {refusal}. At s = {:.2} a recovery's backlog is s × R_gen × \
+             {:.0} s = {:.0} MB of log ({} data drives, R_gen {:.0} B/s).",
+            r.apply_speedup,
+            r.apply_budget_s,
+            dr::backlog_mb(r),
+            r.data_drives,
+            r.r_gen_per_s
         ),
         None => format!(
-            "{head} The plan that held every failover trial uses s = {s:.2} ({} attempts): a \
-             recovery's backlog of {backlog_mb:.0} MB ({} data drives, R_gen {:.0} B/s), whose \
-             windows applied at {} × R_gen (the slowest batch); the windows after it, the log that \
-             arrived while the batch applied, at {} × R_gen.",
-            r.plan_attempts,
+            "{head} Of the plans, {}: a recovery's backlog of {:.0} MB ({} data drives, R_gen \
+             {:.0} B/s), whose windows applied at {} × R_gen (the slowest batch); the windows \
+             after it, the log that arrived while the batch applied, at {} × R_gen.",
+            dr::search_evidence(r),
+            dr::backlog_mb(r),
             r.data_drives,
             r.r_gen_per_s,
-            times_r_gen(r.backlog_r_apl_per_s),
-            times_r_gen(r.catch_up_r_apl_per_s),
+            dr::times_r_gen(r, r.backlog_r_apl_per_s),
+            dr::times_r_gen(r, r.catch_up_r_apl_per_s),
         ),
     }
 }

@@ -107,45 +107,40 @@ pub(crate) fn saving_evidence(r: &PointReport, paper_speedup: f64) -> String {
                 r.data_watts_conventional,
                 r.log_watts,
             ));
-    let times_r_gen = |rate: Option<f64>| {
-        rate.map_or("-".to_string(), |rate| {
-            format!("{:.1}", rate / r.r_gen_per_s)
-        })
-    };
     let Some(interval) = r.batch_interval_s else {
         return format!(
-            "No plan stood: {}. Windows of {} applied back to back run at {:.2} × R_gen, but a \
-             plan at s = R_apl/R_gen leaves a recovery a backlog of s × R_gen × {:.0} s (the RTO \
-             less spin-up and spin-down): {:.0} MB at the last s tried ({:.2}), a small part of \
-             the window, which folds less and sweeps sparser than the window does ({} data \
-             drives, R_gen {:.0} B/s).",
+            "No plan stood: {}. A plan at s = R_apl/R_gen leaves a recovery the backlog s × R_gen \
+             × {:.0} s (the RTO less spin-up and spin-down): {:.0} MB of log at s = {:.2}, with \
+             a {} window ({} data drives, R_gen {:.0} B/s).",
             r.plan_refused
                 .as_deref()
                 .or(r.not_simulated.as_deref())
                 .unwrap_or("not simulated"),
-            dr::window_label(r.window_bytes),
-            r.calibrated_r_apl_per_s / r.r_gen_per_s,
             r.apply_budget_s,
-            r.r_apl_per_s * r.apply_budget_s.max(0.0) / dr::MB as f64,
+            dr::backlog_mb(r),
             r.apply_speedup,
+            dr::window_label(r.window_bytes),
             r.data_drives,
             r.r_gen_per_s,
         );
     };
     format!(
-        "Measured R_apl/R_gen {:.2} (the paper: up to {paper_speedup}), so the plan's batch \
-         interval is {interval:.0} s with {:.0} s planned and {:.0} s measured applying: the \
-         windows holding the backlog applied at {} × R_gen (the slowest batch), the windows \
-         after them (the log that arrived meanwhile, smaller, so folded less and swept sparser) \
-         at {} × R_gen. The data drives average {:.2} W against {:.2} W conventional. Even data \
-         drives always in standby ({:.2} W; the log drives stay on at {:.1} W) would save \
-         {ceiling:.1}%: the paper's 85% needs nearly all of the batch interval asleep, the \
+        "Windows of {} applied back to back give R_apl/R_gen {:.2} (the paper: up to \
+         {paper_speedup}); {}. So the plan's batch interval is {interval:.0} s with {:.0} s \
+         planned and {:.0} s measured applying: the windows holding the backlog ({:.0} MB) \
+         applied at {} × R_gen (the slowest batch), the windows after them (the log that arrived \
+         meanwhile) at {} × R_gen. The data drives average {:.2} W against {:.2} W conventional. \
+         Even data drives always in standby ({:.2} W; the log drives stay on at {:.1} W) would \
+         save {ceiling:.1}%: the paper's 85% needs nearly all of the batch interval asleep, the \
          R_apl/R_gen that Table 3's 2,150 s implies by §3.1's formula (see dr-batch-interval).",
-        r.apply_speedup,
+        dr::window_label(r.window_bytes),
+        r.calibrated_r_apl_per_s / r.r_gen_per_s,
+        dr::search_evidence(r),
         r.apply_time_s.unwrap_or(f64::NAN),
         r.measured_apply_time_s.unwrap_or(f64::NAN),
-        times_r_gen(r.backlog_r_apl_per_s),
-        times_r_gen(r.catch_up_r_apl_per_s),
+        dr::backlog_mb(r),
+        dr::times_r_gen(r, r.backlog_r_apl_per_s),
+        dr::times_r_gen(r, r.catch_up_r_apl_per_s),
         r.data_watts_power_aware.unwrap_or(f64::NAN),
         r.data_watts_conventional,
         r.standby_watts,
@@ -171,6 +166,7 @@ fn table(all: &[(u32, Vec<PointReport>)]) -> DataTable {
         "window",
         "rto_s",
         "r_apl_over_r_gen",
+        "back_to_back_r_apl_over_r_gen",
         "batch_interval_s",
         "normalized_power",
         "saved_percent",
@@ -178,7 +174,7 @@ fn table(all: &[(u32, Vec<PointReport>)]) -> DataTable {
         "failover_trials",
         "rto_violations",
         "rpo_lost_transactions",
-        "plan_attempts",
+        "plan_simulations",
         "refused",
     ]);
     for (w, reports) in all {
@@ -188,6 +184,7 @@ fn table(all: &[(u32, Vec<PointReport>)]) -> DataTable {
                 dr::window_label(r.window_bytes).into(),
                 r.rto_s.into(),
                 r.apply_speedup.into(),
+                (r.calibrated_r_apl_per_s / r.r_gen_per_s).into(),
                 r.batch_interval_s.unwrap_or(f64::NAN).into(),
                 r.normalized_power.unwrap_or(f64::NAN).into(),
                 dr::saved_percent(r).unwrap_or(f64::NAN).into(),
@@ -195,7 +192,7 @@ fn table(all: &[(u32, Vec<PointReport>)]) -> DataTable {
                 r.failover_trials.into(),
                 r.rto_violations.into(),
                 r.rpo_lost_transactions.into(),
-                r.plan_attempts.into(),
+                r.plan_simulations.into(),
                 r.plan_refused.clone().unwrap_or_default().into(),
             ]);
         }

@@ -168,31 +168,34 @@ fn non_spinning_evidence(reports: &[PointReport]) -> String {
                 .join("; ")
         );
     };
-    let times_r_gen = |rate: Option<f64>| {
-        rate.map_or("-".to_string(), |rate| {
-            format!("{:.1}", rate / r.r_gen_per_s)
+    let backlogs: Vec<String> = reports
+        .iter()
+        .filter(|r| r.batch_interval_s.is_some())
+        .map(|r| {
+            format!(
+                "{:.1} MB ({})",
+                dr::backlog_mb(r),
+                dr::window_label(r.window_bytes)
+            )
         })
-    };
+        .collect();
     format!(
-        "Best window {} MB: R_apl/R_gen {:.2} (windows of that size back to back: {:.2}), batch \
+        "Best window {}: windows of that size back to back give R_apl/R_gen {:.2}; {}. Batch \
          interval {:.0} s with {:.0} s measured applying; the data drives average {:.2} W against \
-         {:.2} W conventional. A 30 s RTO leaves {:.1} s for applying: a recovery's backlog is \
-         at most s × R_gen times that, {:.1} MB of log whatever the window, so every window size \
-         applies the same small backlogs (the curves are flat): their windows applied at {} × \
-         R_gen (the slowest batch), the windows after them at {} × R_gen, and the plan that \
-         holds every \
-         trial keeps batches short; the paper's model makes recovery time proportional to the \
-         unapplied log (§3.1, footnote 1).",
-        r.window_bytes.map_or(0, |b| b >> 20),
-        r.apply_speedup,
+         {:.2} W conventional. A 30 s RTO leaves {:.1} s for applying, and a plan's backlog is \
+         s × R_gen times that: {} for the windows whose plans stood; the backlog windows applied \
+         at {} × R_gen (the slowest batch), the windows after them at {} × R_gen. The paper's \
+         model makes recovery time proportional to the unapplied log (§3.1, footnote 1).",
+        dr::window_label(r.window_bytes),
         r.calibrated_r_apl_per_s / r.r_gen_per_s,
+        dr::search_evidence(r),
         r.batch_interval_s.unwrap_or(f64::NAN),
         r.measured_apply_time_s.unwrap_or(f64::NAN),
         r.data_watts_power_aware.unwrap_or(f64::NAN),
         r.data_watts_conventional,
         r.apply_budget_s,
-        r.r_apl_per_s * r.apply_budget_s / dr::MB as f64,
-        times_r_gen(r.backlog_r_apl_per_s),
-        times_r_gen(r.catch_up_r_apl_per_s),
+        backlogs.join(", "),
+        dr::times_r_gen(r, r.backlog_r_apl_per_s),
+        dr::times_r_gen(r, r.catch_up_r_apl_per_s),
     )
 }
