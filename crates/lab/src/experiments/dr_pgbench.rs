@@ -103,6 +103,11 @@ impl Experiment for DrPgbench {
                 plot.push((r.window_bytes.map_or(0.0, |b| b as f64 / dr::MB as f64), p));
             }
         }
+        let refused: Vec<String> = reports
+            .iter()
+            .filter(|r| r.normalized_power.is_none())
+            .map(|r| dr::window_label(r.window_bytes))
+            .collect();
         // No accepted plan: the secondary applies conventionally and saves nothing.
         let best = reports
             .iter()
@@ -177,17 +182,24 @@ impl Experiment for DrPgbench {
         notes.extend(dr::setup_notes(&site, &context.scale).into_iter().skip(1));
         Ok(Outcome {
             data,
-            figure: figure(plot),
+            figure: figure(plot, &refused),
             claims,
             notes,
         })
     }
 }
 
-fn figure(points: Vec<(f64, f64)>) -> Figure {
+/// The plot of the windows whose plans stood; `refused` names the others (they
+/// have no point).
+fn figure(points: Vec<(f64, f64)>, refused: &[String]) -> Figure {
+    let title = "pgbench WAL, Ultrastar 36Z15, RTO 100 s".to_string();
     Figure {
         panels: vec![Panel {
-            title: "pgbench WAL, Ultrastar 36Z15, RTO 100 s".to_string(),
+            title: if refused.is_empty() {
+                title
+            } else {
+                format!("{title} (no plan stood: window {})", refused.join(", "))
+            },
             x_label: "window buffer (MB; 0 = none)".to_string(),
             y_label: "normalized secondary power".to_string(),
             content: PanelContent::Lines(vec![Series::new("spinstack", Mark::Line, 0, points)]),
@@ -224,7 +236,7 @@ fn skipped(why: &str) -> Outcome {
     data.push(vec![why.into()]);
     Outcome {
         data,
-        figure: figure(Vec::new()),
+        figure: figure(Vec::new(), &[]),
         claims: Vec::new(),
         notes: vec![format!("{SKIPPED}: {why}")],
     }

@@ -320,6 +320,9 @@ fn figure(all: &[(u32, Vec<PointReport>)]) -> Figure {
                         .collect();
                     Series::new(&format!("RTO {rto} s"), Mark::Line, color, points)
                 })
+                // An RTO outside this panel's grid (300 s at W = 16 by default) has
+                // no line and no legend entry.
+                .filter(|series| !series.points.is_empty())
                 .chain(std::iter::once(Series::new(
                     "paper: 85% saved at 512 MB (RTO 100 s)",
                     Mark::Paper,

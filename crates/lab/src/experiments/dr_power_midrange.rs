@@ -80,7 +80,10 @@ impl Experiment for DrPowerMidrange {
                     r.plan_refused.clone().unwrap_or_default().into(),
                 ]);
             }
-            series.push(Series::new(name, Mark::Line, mode, points));
+            // A refused mode has no line (the title names it).
+            if !points.is_empty() {
+                series.push(Series::new(name, Mark::Line, mode, points));
+            }
         }
         let low_rpm_refusal = reports[WINDOWS.len()].plan_refused.clone();
         let claims = vec![
@@ -134,8 +137,7 @@ impl Experiment for DrPowerMidrange {
             data,
             figure: Figure {
                 panels: vec![Panel {
-                    title: "Deskstar T7K250, W = 160, RTO 30 s: power-aware / conventional"
-                        .to_string(),
+                    title: title(&reports),
                     x_label: "window buffer (MB)".to_string(),
                     y_label: "normalized secondary power".to_string(),
                     content: PanelContent::Lines(series),
@@ -145,6 +147,26 @@ impl Experiment for DrPowerMidrange {
             claims,
             notes,
         })
+    }
+}
+
+/// The plot's title, naming the modes none of whose plans stood (no line).
+fn title(reports: &[PointReport]) -> String {
+    let refused: Vec<&str> = MODES
+        .iter()
+        .enumerate()
+        .filter(|(mode, _)| {
+            reports[mode * WINDOWS.len()..][..WINDOWS.len()]
+                .iter()
+                .all(|r| r.normalized_power.is_none())
+        })
+        .map(|(_, name)| *name)
+        .collect();
+    let title = "Deskstar T7K250, W = 160, RTO 30 s: power-aware / conventional";
+    if refused.is_empty() {
+        title.to_string()
+    } else {
+        format!("{title} ({} refused)", refused.join(", "))
     }
 }
 
