@@ -469,7 +469,7 @@ const PINS: &[(&str, &[Pin])] = &[
     // compaction kept 44% to 99% of its records in consecutive runs here), so the
     // band is wide; skipped where PostgreSQL cannot run. Windows are now 256 KB and
     // 1 MB (below the WAL's 1.3 MB; a window never holds more than the log). The
-    // best R_apl/R_gen is the windows' back-to-back rate (2.03 and 2.09 in two runs),
+    // best R_apl/R_gen is the windows' back-to-back rate (1.94 to 2.09 in four runs),
     // no longer a refused plan's last attempt (1.05).
     (
         "dr-pgbench",
