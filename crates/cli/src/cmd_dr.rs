@@ -56,7 +56,8 @@ struct StudyArgs {
     /// Seed of the generator and the disaster instants.
     #[arg(long, default_value_t = 1)]
     seed: u64,
-    /// Drives in each site's simulated data volume.
+    /// Drives in each site's data volume (default 8, an assumption: the paper
+    /// names none; see spinstack_replication::site::SiteConfig::data_drives).
     #[arg(long, default_value_t = 8)]
     data_drives: usize,
     /// Database buffer pool of the primary and the secondary, MB.
@@ -240,8 +241,23 @@ fn print_report(r: &PointReport) {
         r.disk, r.standby, r.warehouses, r.transactions, r.rto_s
     );
     println!(
+        "data volume: {} drives per site, the database fills {:.1}% of each",
+        r.data_drives,
+        100.0 * r.database_share_of_drive
+    );
+    println!(
         "primary: {:.0} transactions/s, R_gen {:.0} B/s; secondary R_apl {:.0} B/s (R_apl/R_gen {:.2})",
         r.transactions_per_s, r.r_gen_per_s, r.r_apl_per_s, r.apply_speedup
+    );
+    println!(
+        "plan search: windows applied back to back give R_apl/R_gen {:.2}; {} plans simulated{}",
+        r.calibrated_r_apl_per_s / r.r_gen_per_s,
+        r.plan_simulations,
+        match (r.failing_speedup, r.failing_reason.as_deref()) {
+            (Some(s), Some(why)) =>
+                format!(", the nearest that failed at R_apl/R_gen {s:.2}: {why}"),
+            _ => String::new(),
+        }
     );
     if let Some(refusal) = &r.plan_refused {
         println!("plan refused: {refusal}");

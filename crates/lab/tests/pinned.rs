@@ -58,6 +58,17 @@
 //! files next to each other): table2-ffs scan traxtents/unmodified 0.9146 ->
 //! 0.9208, diff 0.7910 -> 0.8523; ext2-bonnie read ratio 1.159 -> 1.117, its mean
 //! request 555.39 -> 555.87 KB; ext2-diff 1.867 -> 1.875.
+//!
+//! Moved by the plan search (branch `drplan`): a DR configuration's plan is no
+//! longer the calibrated R_apl corrected in proportion to the worst failover trial
+//! (at most four times; apply time is not proportional to the backlog) but the one
+//! with the longest batch interval whose simulated batches keep up and whose 1,000
+//! trials all hold the RTO, found by bisection (spinstack_replication::search). W =
+//! 160 / 512 MB / RTO 100 s: R_apl/R_gen 20.67 -> 27.11, T_wnd 1281.8 -> 1660.7 s,
+//! mode changes a day 67.4 -> 52.0, power saved 77.28 -> 78.66%; RTO 300 s is
+//! 80.48%, so "longer RTOs help only slightly" 3.21 -> 1.82 points. pgbench's best
+//! R_apl/R_gen is its windows' back-to-back rate (1.05, a refused plan's last
+//! attempt, -> 2.03).
 
 use indicatif::ProgressBar;
 use spinstack_lab::claim::{Claim, Tolerance};
@@ -406,32 +417,36 @@ const PINS: &[(&str, &[Pin])] = &[
     // pins moved with that and with the applier's merged sweeps (adjacent page I/Os
     // one request), each batch's windows taking everything arrived up to B, the plan
     // corrected by the worst failover trial, and a recovery finishing the sweep in
-    // progress: R_apl/R_gen 1.79 -> 19.05 (W = 16) and 4.39 -> 28.94 (W = 160).
+    // progress: R_apl/R_gen 1.79 -> 19.05 (W = 16) and 4.39 -> 28.94 (W = 160). Then
+    // with the plan search (see the module documentation): 75.854 -> 76.006% and
+    // 77.277 -> 78.659% saved, the RTO 300 s gain 3.207 -> 1.822 points, T_wnd(32 MB)
+    // 297.1 -> 301.7 s, T_wnd(512 MB) 1281.8 -> 1660.7 s, 67.408 -> 52.026 mode
+    // changes a day, the Deskstar's non-spinning saving 65.128 -> 65.242%.
     (
         "dr-power-highend",
         &[
             pin(
                 "W = 16, 512 MB window, RTO 100 s: secondary power saved",
-                75.854,
+                76.006,
                 0.03,
             ),
             pin(
                 "W = 160, 512 MB window, RTO 100 s: secondary power saved",
-                77.277,
+                78.659,
                 0.03,
             ),
-            pin_absolute("longer RTOs help only slightly", 3.207, 1.0),
+            pin_absolute("longer RTOs help only slightly", 1.822, 1.0),
             pin_absolute("failover trials missing the RTO", 0.0, 0.5),
         ],
     ),
     (
         "dr-batch-interval",
         &[
-            pin("batch interval, 32 MB window", 297.1, 0.03),
-            pin("batch interval, 512 MB window", 1281.8, 0.03),
+            pin("batch interval, 32 MB window", 301.72, 0.03),
+            pin("batch interval, 512 MB window", 1660.7, 0.03),
             pin(
                 "mode changes per drive per day, 512 MB window",
-                67.408,
+                52.026,
                 0.03,
             ),
         ],
@@ -446,17 +461,20 @@ const PINS: &[(&str, &[Pin])] = &[
     (
         "dr-power-midrange",
         &[
-            pin_absolute("non-spinning standby: secondary power saved", 65.128, 1.0),
+            pin_absolute("non-spinning standby: secondary power saved", 65.242, 1.0),
             pin_absolute("low-rpm (17 s + 17 s transitions) refused", 1.0, 0.0),
         ],
     ),
-    // A real PostgreSQL run: its WAL differs from run to run (timing, autovacuum),
-    // so the band is wide; skipped where PostgreSQL cannot run. Windows are now
-    // 256 KB and 1 MB (below the WAL's 1.3 MB; a window never holds more than the log).
+    // A real PostgreSQL run: its WAL differs from run to run (timing, autovacuum:
+    // compaction kept 44% to 99% of its records in consecutive runs here), so the
+    // band is wide; skipped where PostgreSQL cannot run. Windows are now 256 KB and
+    // 1 MB (below the WAL's 1.3 MB; a window never holds more than the log). The
+    // best R_apl/R_gen is the windows' back-to-back rate (1.94 to 2.09 in four runs),
+    // no longer a refused plan's last attempt (1.05).
     (
         "dr-pgbench",
         &[
-            pin("pgbench WAL: best R_apl/R_gen", 1.05, 0.25),
+            pin("pgbench WAL: best R_apl/R_gen", 2.03, 0.25),
             pin_absolute("failover trials missing the RTO", 0.0, 0.5),
         ],
     ),

@@ -32,7 +32,7 @@ fn main() {
         let r = r.unwrap();
         eprintln!(
             "window {:?}: attempts {} tl {:?} speedup {:.2} kept {:.3} plan {:?} refused {:?} measured apply {:?} norm {:?} modes/day {:?} viol {} worst {:?} fell {}",
-            r.window_bytes, r.plan_attempts, r.timeline_r_apl_per_s, r.apply_speedup, r.records_kept_by_compaction, r.plan, r.plan_refused, r.measured_apply_time_s,
+            r.window_bytes, r.plan_simulations, r.timeline_r_apl_per_s, r.apply_speedup, r.records_kept_by_compaction, r.plan, r.plan_refused, r.measured_apply_time_s,
             r.normalized_power, r.mode_changes_per_day, r.rto_violations, r.worst_recovery_s, r.fell_behind
         );
         eprintln!(

@@ -8,7 +8,15 @@
 //! **The whole secondary.** The paper follows the IBM System p5 595 of its Table 1
 //! (6,400 data and 360 log drives) and states that 94.4% of the drives hold data.
 //! The data volume is simulated as `data_drives` drives striped page by page; its
-//! mean power per drive stands for each of the data drives. The log volume is
+//! mean power per drive stands for each of the data drives, so the 94.4 / 5.6
+//! weighting does not depend on how many there are. How many is an assumption
+//! (default 8: the paper names no volume for its 16 and 160 warehouses, and its
+//! gloss of "followed the p5 595" is only the 94.4% and the same drive type at both
+//! sites). Table 1's density (⌈W / 49⌉ drives, the p5 595's 4,033,378 tpmC at 12.86
+//! tpmC a warehouse over 6,400 drives) was tried and not kept: at W = 160 its 4
+//! drives give the primary R_gen = 161,572 B/s, which cannot fill Table 3's 512 MB
+//! window in its 2,150 s batch interval (that needs 249,707 B/s; 8 drives give
+//! 332,624 B/s), see `crate::site::SiteConfig::data_drives`. The log volume is
 //! always on; one of its drives is simulated receiving its share of the log
 //! (R_gen of the whole primary / log drives) as sequential 8 KB log-page writes
 //! (group commit fills pages). Normalized power = (0.944 × data W + 0.056 × log W)

@@ -14,6 +14,8 @@
 //!   generator and a reader of PostgreSQL's `pg_waldump` output;
 //! * [`compact`] — eager compaction;
 //! * [`plan`] — the batch plan (T_wnd, T_apl) and its refusals;
+//! * [`search`] — the plan with the longest batch interval that holds in
+//!   simulation;
 //! * [`buffer_pool`], [`volume`], [`apply`] — the database buffer pool, the data
 //!   volume of N drives and the appliers;
 //! * [`site`] — the primary's R_gen and the conventional secondary;
@@ -25,15 +27,17 @@
 //! original log leaves; the plan's T_wnd and T_apl are the paper's formulas; every
 //! drive's time in states and transitions adds up to the run (asserted in every
 //! run); in every accepted configuration each failover trial holds the RTO and
-//! loses no acknowledged transaction (reported, and asserted in tests); a run is a
-//! pure function of its configuration and seed.
+//! loses no acknowledged transaction (only a simulated plan that held is accepted;
+//! reported, and asserted in tests); a run is a pure function of its configuration
+//! and seed.
 //!
 //! **What it does not do.** No real database engine: the primary's throughput is
 //! its data volume's I/O rate over the I/O per transaction its buffer pool
 //! produces (the CPU and the log volume are assumed never to limit it); redo does
 //! not read log from the log volume (its cost is not charged); the 6,400 data
 //! drives of the paper's configuration are represented by a simulated volume of a
-//! few drives (see [`energy`]); the inter-site link never fails.
+//! few drives (8 by default, an assumption; see [`energy`]); the inter-site link
+//! never fails.
 
 pub mod apply;
 pub mod buffer_pool;
@@ -43,6 +47,7 @@ pub mod failover;
 pub mod log;
 pub mod pgwal;
 pub mod plan;
+pub mod search;
 pub mod site;
 pub mod study;
 pub mod timeline;

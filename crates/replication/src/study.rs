@@ -1,6 +1,8 @@
 //! One configuration of the secondary studied against a measured [`Site`]: the
-//! applier's rate for its window buffer, the batch plan, the power-aware timeline,
-//! the failover trials and the energy against the conventional secondary; and
+//! applier's rate for its window buffer, the batch plan (the one with the longest
+//! batch interval that holds in simulation, see [`crate::search`]), the
+//! power-aware timeline, the failover trials and the energy against the
+//! conventional secondary; and
 //! [`run_points`], which studies many configurations of one site on all cores
 //! (a library function with no global state: a front end may send it any grid).
 
@@ -8,9 +10,10 @@ use crate::apply::{measure_rate, Applier, ApplyRate, RateLimits};
 use crate::energy::{self, DriveEnergy, StorageConfiguration, P5_595};
 use crate::failover::{run_trials, TrialConfig, Trials};
 use crate::log::PAGE_BYTES;
-use crate::plan::{plan, BatchPlan, PlanInput};
+use crate::plan::{plan, BatchPlan, PlanError, PlanInput};
+use crate::search::{longest_holding, Verdict};
 use crate::site::Site;
-use crate::timeline::{run_timeline, Arrivals, TimelineConfig};
+use crate::timeline::{run_timeline, Arrivals, Timeline, TimelineConfig};
 use crate::volume::{DataVolume, VolumeError};
 use serde::Serialize;
 use spinstack_sim::device::StandbyLevel;
@@ -53,6 +56,8 @@ impl PointConfig {
 pub enum StudyError {
     #[error(transparent)]
     Volume(#[from] VolumeError),
+    #[error(transparent)]
+    Plan(#[from] PlanError),
     #[error("standby level {level} does not exist: {disk} has {levels} ({names})")]
     NoSuchStandby {
         level: u8,
@@ -68,21 +73,37 @@ pub struct PointReport {
     pub warehouses: u32,
     pub transactions: u64,
     pub disk: String,
+    /// Drives of each site's data volume, and the database's share of each.
+    pub data_drives: usize,
+    pub database_share_of_drive: f64,
     pub standby: String,
     pub window_bytes: Option<u64>,
     pub rto_s: f64,
+    /// The RTO less the standby mode's spin-up and spin-down (negative when the
+    /// RTO cannot hold them): a plan's backlog is R_apl times this.
+    pub apply_budget_s: f64,
     pub transactions_per_s: f64,
     pub r_gen_per_s: f64,
-    /// R_apl the accepted plan used (measured; see `plan_attempts`).
+    /// R_apl the accepted plan used (see `crate::search`; when refused, that of
+    /// the plan with the shortest interval, which failed).
     pub r_apl_per_s: f64,
     pub apply_speedup: f64,
-    /// R_apl from applying full windows back to back (the first measurement).
+    /// R_apl from applying full windows back to back (the first measurement; no
+    /// plan the search tries assumes more).
     pub calibrated_r_apl_per_s: f64,
-    /// R_apl the batches of the last timeline achieved.
+    /// R_apl the batches of the accepted plan's timeline achieved.
     pub timeline_r_apl_per_s: Option<f64>,
-    /// Plans tried (a plan is replaced when its batches applied slower than it
-    /// assumed or a trial missed the RTO).
-    pub plan_attempts: u32,
+    /// Of those batches: the rate of the windows holding the backlog (the
+    /// slowest batch's), and of the windows after it (the log that arrived while
+    /// the batch applied).
+    pub backlog_r_apl_per_s: Option<f64>,
+    pub catch_up_r_apl_per_s: Option<f64>,
+    /// Plans the search simulated (timeline and trials each).
+    pub plan_simulations: u32,
+    /// R_apl/R_gen of the plan with the shortest interval the search found not to
+    /// hold, and why (none when every plan it tried held).
+    pub failing_speedup: Option<f64>,
+    pub failing_reason: Option<String>,
     pub records_kept_by_compaction: f64,
     /// The planner's refusal, when it refused (also when no plan held the RTO in
     /// simulation).
@@ -183,22 +204,15 @@ pub fn calibrate(site: &Site, window_bytes: Option<u64>) -> Result<ApplyRate, St
     )?)
 }
 
-/// Most times a configuration is planned and simulated before its result stands
-/// (after that it is refused).
-pub const MAX_PLAN_ATTEMPTS: u32 = 4;
-
-/// Most times the calibration is repeated at the backlog a plan implies.
-const BACKLOG_REFINEMENTS: u32 = 4;
-
 /// Run the power-aware timeline of `batch`.
 fn simulate<'a>(
     site: &Site,
     point: &PointConfig,
     batch: &BatchPlan,
-    spin_up: Nanoseconds,
-    spin_down: Nanoseconds,
+    transitions: Transitions,
     records: &'a [crate::log::LogRecord],
-) -> Result<(crate::timeline::Timeline, Arrivals<'a>, bool), StudyError> {
+) -> Result<(Timeline, Arrivals<'a>, bool), StudyError> {
+    let Transitions { spin_up, spin_down } = transitions;
     let r_gen = site.primary.r_gen_bytes_per_s;
     let sleeps = batch.batch_interval_s - batch.apply_time_s > (spin_up + spin_down).as_secs_f64();
     let backlog = r_gen * (batch.batch_interval_s - batch.apply_time_s);
@@ -223,60 +237,185 @@ fn simulate<'a>(
     Ok((timeline, arrivals, sleeps))
 }
 
-/// Study one configuration.
-pub fn study_point(site: &Site, point: &PointConfig) -> Result<PointReport, StudyError> {
-    let (spin_up, spin_down, standby_name, standby_watts) = standby_penalties(site, point.standby)?;
-    let r_gen = site.primary.r_gen_bytes_per_s;
-    let mut rate = calibrate(site, point.window_bytes)?;
-    let window_rate = rate.bytes_per_s;
-    let plan_for = |r_apl: f64| {
-        plan(&PlanInput {
-            r_gen_bytes_per_s: r_gen,
-            r_apl_bytes_per_s: r_apl,
-            rto: point.rto,
-            spin_up,
-            spin_down,
-        })
-    };
-    let mut planned = plan_for(rate.bytes_per_s);
-    // A batch backlog smaller than the window buffer fills only part of it, and a
-    // smaller window compacts less: measure at the backlog's size and plan again,
-    // until the backlog the plan implies is applied at the rate it assumed.
-    if let Some(window) = point.window_bytes {
-        for _ in 0..BACKLOG_REFINEMENTS {
-            let Ok(p) = &planned else { break };
-            let backlog = (r_gen * (p.batch_interval_s - p.apply_time_s)) as u64;
-            if backlog >= window {
-                break;
-            }
-            let smaller = calibrate(site, Some(backlog.max(PAGE_BYTES)))?;
-            if smaller.bytes_per_s >= rate.bytes_per_s {
-                break;
-            }
-            rate.bytes_per_s = smaller.bytes_per_s;
-            planned = plan_for(rate.bytes_per_s);
-        }
+/// The standby mode's transitions: a plan's apply budget is the RTO less both.
+#[derive(Clone, Copy)]
+struct Transitions {
+    spin_up: Nanoseconds,
+    spin_down: Nanoseconds,
+}
+
+/// One plan simulated (its timeline and its failover trials), reduced to what a
+/// report needs: the timeline's windows and the log's arrival index are dropped,
+/// as the search holds two of these.
+#[derive(Clone, Debug, PartialEq)]
+pub struct PlanSimulation {
+    pub batch: BatchPlan,
+    pub sleeps: bool,
+    /// A batch was still applying when the next was due.
+    pub fell_behind: bool,
+    pub trials: Trials,
+    /// Log bytes per second of applying over the measured cycles' windows.
+    pub timeline_r_apl_per_s: f64,
+    /// The windows holding each batch's backlog (the slowest batch's), and the
+    /// windows after them (the log that arrived while the batch applied).
+    pub backlog_r_apl_per_s: Option<f64>,
+    pub catch_up_r_apl_per_s: Option<f64>,
+    /// Mean power of a data drive.
+    pub aware_watts: f64,
+    /// Mean time a batch applied (from ready to caught up).
+    pub measured_apply_time_s: f64,
+    pub mode_changes_per_day: f64,
+    pub drive_power_aware: Option<DriveEnergy>,
+}
+
+impl Verdict for PlanSimulation {
+    fn held(&self) -> bool {
+        !self.fell_behind
+            && self.trials.rto_violations == 0
+            && self.trials.rpo_lost_transactions == 0
     }
+}
+
+impl PlanSimulation {
+    /// Why the plan did not hold, in words (empty when it held).
+    pub fn failure(&self) -> String {
+        let mut why = Vec::new();
+        if self.trials.rto_violations > 0 {
+            why.push(format!(
+                "{} of {} failover trials over the RTO (worst recovery {:.1} s)",
+                self.trials.rto_violations, self.trials.trials, self.trials.worst_recovery_s
+            ));
+        }
+        if self.trials.rpo_lost_transactions > 0 {
+            why.push(format!(
+                "{} acknowledged transactions lost",
+                self.trials.rpo_lost_transactions
+            ));
+        }
+        if self.fell_behind {
+            why.push("a batch was still applying when the next was due".to_string());
+        }
+        why.join("; ")
+    }
+}
+
+/// Plan at speed-up `s` (§3.1's formulas), run its timeline and its trials.
+fn simulate_at(
+    site: &Site,
+    point: &PointConfig,
+    s: f64,
+    transitions: Transitions,
+) -> Result<PlanSimulation, StudyError> {
+    let r_gen = site.primary.r_gen_bytes_per_s;
+    let batch = plan_at(site, point, s * r_gen, transitions)?;
+    let (timeline, arrivals, sleeps) =
+        simulate(site, point, &batch, transitions, site.workload.measured())?;
+    let trials = run_trials(
+        &timeline,
+        &arrivals,
+        &TrialConfig {
+            trials: point.failover_trials,
+            seed: point.seed,
+            rto: point.rto,
+            spin_up: transitions.spin_up,
+            spin_down: transitions.spin_down,
+            inter_site_latency: point.inter_site_latency,
+            calibrated_bytes_per_s: s * r_gen,
+        },
+    );
+    let measured_cycles = &timeline.cycles[..point.cycles as usize];
+    let measured_apply_time_s = measured_cycles
+        .iter()
+        .map(|c| (c.applied - c.ready).as_secs_f64())
+        .sum::<f64>()
+        / measured_cycles.len().max(1) as f64;
+    let spin_ups: u64 = timeline.energy.iter().map(|r| r.spin_ups).sum();
+    let days = timeline.span.as_secs_f64() / 86_400.0;
+    Ok(PlanSimulation {
+        batch,
+        sleeps,
+        fell_behind: timeline.fell_behind,
+        trials,
+        timeline_r_apl_per_s: timeline.applied_bytes_per_s(&arrivals, point.cycles),
+        backlog_r_apl_per_s: Some(timeline.backlog_bytes_per_s(&arrivals, point.cycles))
+            .filter(|rate| rate.is_finite()),
+        catch_up_r_apl_per_s: timeline.catch_up_bytes_per_s(&arrivals, point.cycles),
+        aware_watts: energy::mean_watts(&timeline.energy, timeline.span),
+        measured_apply_time_s,
+        mode_changes_per_day: spin_ups as f64
+            / timeline.energy.len().max(1) as f64
+            / days.max(1e-12),
+        drive_power_aware: timeline
+            .energy
+            .first()
+            .map(|r| DriveEnergy::of(r, timeline.span)),
+    })
+}
+
+/// The plan at speed-up `s` = R_apl/R_gen for `point`, simulated as the search
+/// simulates each s it tries (for exploring the frontier; `study_point` is the
+/// study).
+pub fn simulate_speedup(
+    site: &Site,
+    point: &PointConfig,
+    s: f64,
+) -> Result<PlanSimulation, StudyError> {
+    let (spin_up, spin_down, ..) = standby_penalties(site, point.standby)?;
+    simulate_at(site, point, s, Transitions { spin_up, spin_down })
+}
+
+/// §3.1's plan at `r_apl`.
+fn plan_at(
+    site: &Site,
+    point: &PointConfig,
+    r_apl: f64,
+    transitions: Transitions,
+) -> Result<BatchPlan, PlanError> {
+    plan(&PlanInput {
+        r_gen_bytes_per_s: site.primary.r_gen_bytes_per_s,
+        r_apl_bytes_per_s: r_apl,
+        rto: point.rto,
+        spin_up: transitions.spin_up,
+        spin_down: transitions.spin_down,
+    })
+}
+
+/// A report with the site's and the calibration's figures and no plan yet.
+fn unplanned_report(
+    site: &Site,
+    point: &PointConfig,
+    rate: &ApplyRate,
+    standby: (String, f64),
+    transitions: Transitions,
+) -> Result<PointReport, StudyError> {
+    let r_gen = site.primary.r_gen_bytes_per_s;
     let log_bytes_per_s = r_gen / site.config.data_drives as f64
         * f64::from(point.storage.data_drives)
         / f64::from(point.storage.log_drives);
     let (log_watts, log_drive) = energy::log_drive_watts(&site.spec, log_bytes_per_s, 20_000)?;
-    let conventional_watts = site.conventional.watts_per_drive;
     let conventional_span = Nanoseconds::from_ms_f64(site.conventional.span_s * 1e3);
-    let mut report = PointReport {
+    Ok(PointReport {
         warehouses: site.config.warehouses,
         transactions: site.config.transactions,
         disk: site.spec.name.clone(),
-        standby: standby_name,
+        data_drives: site.config.data_drives,
+        database_share_of_drive: site.primary.database_share_of_drive,
+        standby: standby.0,
         window_bytes: point.window_bytes,
         rto_s: point.rto.as_secs_f64(),
+        apply_budget_s: point.rto.as_secs_f64()
+            - (transitions.spin_up + transitions.spin_down).as_secs_f64(),
         transactions_per_s: site.primary.transactions_per_s,
         r_gen_per_s: r_gen,
         r_apl_per_s: rate.bytes_per_s,
         apply_speedup: rate.bytes_per_s / r_gen,
-        calibrated_r_apl_per_s: window_rate,
+        calibrated_r_apl_per_s: rate.bytes_per_s,
         timeline_r_apl_per_s: None,
-        plan_attempts: 0,
+        backlog_r_apl_per_s: None,
+        catch_up_r_apl_per_s: None,
+        plan_simulations: 0,
+        failing_speedup: None,
+        failing_reason: None,
         records_kept_by_compaction: rate.records_kept,
         plan_refused: None,
         not_simulated: None,
@@ -287,8 +426,8 @@ pub fn study_point(site: &Site, point: &PointConfig) -> Result<PointReport, Stud
         sleeps: false,
         normalized_power: None,
         data_watts_power_aware: None,
-        data_watts_conventional: conventional_watts,
-        standby_watts,
+        data_watts_conventional: site.conventional.watts_per_drive,
+        standby_watts: standby.1,
         log_watts,
         mode_changes_per_day: None,
         failover_trials: 0,
@@ -304,138 +443,96 @@ pub fn study_point(site: &Site, point: &PointConfig) -> Result<PointReport, Stud
             .first()
             .map(|r| DriveEnergy::of(r, conventional_span)),
         log_drive,
-    };
+    })
+}
+
+/// Why a window cannot be simulated on this site's log, if it cannot.
+fn too_large_for_the_log(site: &Site, window_bytes: Option<u64>) -> Option<String> {
     let log_total = crate::log::log_bytes(site.workload.measured());
-    if let Some(window) = point.window_bytes.filter(|&w| w > log_total) {
-        // The timeline replays the log cyclically; a window longer than the log
-        // would fold one row's changes from different laps, a folding no real log
-        // offers.
-        report.not_simulated = Some(format!(
+    // The timeline replays the log cyclically; a window longer than the log would
+    // fold one row's changes from different laps, a folding no real log offers.
+    window_bytes.filter(|&w| w > log_total).map(|window| {
+        format!(
             "the window buffer ({} MB) is larger than the generated log ({} MB); generate \
              more transactions",
             window >> 20,
             log_total >> 20
-        ));
+        )
+    })
+}
+
+/// Study one configuration: calibrate R_apl on back-to-back windows, then search
+/// for the plan with the longest batch interval that holds in simulation
+/// (`crate::search`), and report that plan's energy and trials.
+pub fn study_point(site: &Site, point: &PointConfig) -> Result<PointReport, StudyError> {
+    let (spin_up, spin_down, standby_name, standby_watts) = standby_penalties(site, point.standby)?;
+    let transitions = Transitions { spin_up, spin_down };
+    let rate = calibrate(site, point.window_bytes)?;
+    let standby = (standby_name, standby_watts);
+    let mut report = unplanned_report(site, point, &rate, standby, transitions)?;
+    let max_speedup = report.apply_speedup;
+    // An RTO not above the transitions, or no batch faster than the log: no
+    // smaller s changes either.
+    if let Err(refusal) = plan_at(site, point, rate.bytes_per_s, transitions) {
+        report.plan_refused = Some(refusal.to_string());
         return Ok(report);
     }
-    // R_apl is what applying the batches measures: plan with the calibrated rate,
-    // run the timeline, and while its batches applied slower than planned (or a
-    // trial missed the RTO) plan again with the rate they achieved.
-    let records = site.workload.measured();
-    let mut attempt = 0;
-    let (batch, sleeps, arrivals, timeline, trials) = loop {
-        attempt += 1;
-        let batch = match planned {
-            Ok(batch) => batch,
-            Err(refusal) => {
-                report.plan_refused = Some(refusal.to_string());
-                report.r_apl_per_s = rate.bytes_per_s;
-                report.apply_speedup = rate.bytes_per_s / r_gen;
-                report.plan_attempts = attempt;
-                return Ok(report);
-            }
-        };
-        let (timeline, arrivals, sleeps) =
-            simulate(site, point, &batch, spin_up, spin_down, records)?;
-        let trials = run_trials(
-            &timeline,
-            &arrivals,
-            &TrialConfig {
-                trials: point.failover_trials,
-                seed: point.seed,
-                rto: point.rto,
-                spin_up,
-                spin_down,
-                inter_site_latency: point.inter_site_latency,
-                calibrated_bytes_per_s: rate.bytes_per_s,
-            },
-        );
-        let achieved = timeline.applied_bytes_per_s(&arrivals, point.cycles);
-        let held = trials.rto_violations == 0 && !timeline.fell_behind;
-        if held {
-            break (batch, sleeps, arrivals, timeline, trials);
-        }
-        if attempt >= MAX_PLAN_ATTEMPTS {
+    if let Some(why) = too_large_for_the_log(site, point.window_bytes) {
+        report.not_simulated = Some(why);
+        return Ok(report);
+    }
+    let found = longest_holding(max_speedup, |s| simulate_at(site, point, s, transitions))?;
+    report.plan_simulations = found.simulations;
+    if let Some((s, failed)) = &found.failed {
+        report.failing_speedup = Some(*s);
+        report.failing_reason = Some(failed.failure());
+    }
+    match found.held {
+        Some((s, held)) => accept(&mut report, point, s, held),
+        None => {
+            let s = report
+                .failing_speedup
+                .expect("nothing held: something failed");
+            report.r_apl_per_s = s * report.r_gen_per_s;
+            report.apply_speedup = s;
             report.plan_refused = Some(format!(
-                "no plan held the RTO in simulation after {attempt} attempts (the last: T_wnd \
-                 {:.0} s, {} of {} failover trials over the RTO, worst recovery {:.1} s{})",
-                batch.batch_interval_s,
-                trials.rto_violations,
-                trials.trials,
-                trials.worst_recovery_s,
-                if timeline.fell_behind {
-                    "; a batch was still applying when the next was due"
-                } else {
-                    ""
-                }
+                "no plan held in simulation, not even the one with the shortest batch interval \
+                 (R_apl/R_gen = {s:.2}; windows applied back to back give {max_speedup:.2}): {}",
+                report.failing_reason.as_deref().unwrap_or("")
             ));
-            report.r_apl_per_s = rate.bytes_per_s;
-            report.apply_speedup = rate.bytes_per_s / r_gen;
-            report.plan_attempts = attempt;
-            return Ok(report);
         }
-        // Plan again with the rate the batches achieved, when they fell behind
-        // (each must finish before the next is due), and with the rate that would
-        // have brought the worst trial's apply time within the budget, when a
-        // trial missed the RTO; the slower of the two, less 3%.
-        let budget = (point.rto.saturating_sub(spin_up + spin_down)).as_secs_f64();
-        let worst_apply = trials.worst_recovery_s - (spin_up + spin_down).as_secs_f64();
-        let by_trials = if trials.rto_violations > 0 && worst_apply > budget {
-            rate.bytes_per_s * budget / worst_apply
-        } else {
-            f64::INFINITY
-        };
-        let by_batches = if timeline.fell_behind {
-            achieved
-        } else {
-            f64::INFINITY
-        };
-        let measured = by_trials.min(by_batches);
-        rate.bytes_per_s = if measured < rate.bytes_per_s {
-            measured * 0.97
-        } else {
-            rate.bytes_per_s * 0.8
-        };
-        planned = plan_for(rate.bytes_per_s);
-    };
-    report.r_apl_per_s = rate.bytes_per_s;
-    report.apply_speedup = rate.bytes_per_s / r_gen;
-    report.plan_attempts = attempt;
-    report.timeline_r_apl_per_s = Some(timeline.applied_bytes_per_s(&arrivals, point.cycles));
-    let aware_watts = energy::mean_watts(&timeline.energy, timeline.span);
-    let measured_cycles = &timeline.cycles[..point.cycles as usize];
-    let apply_s: f64 = measured_cycles
-        .iter()
-        .map(|c| (c.applied - c.ready).as_secs_f64())
-        .sum::<f64>()
-        / measured_cycles.len().max(1) as f64;
-    let spin_ups: u64 = timeline.energy.iter().map(|r| r.spin_ups).sum();
-    let days = timeline.span.as_secs_f64() / 86_400.0;
-    report.plan = Some(batch);
-    report.batch_interval_s = Some(batch.batch_interval_s);
-    report.apply_time_s = Some(batch.apply_time_s);
-    report.measured_apply_time_s = Some(apply_s);
-    report.sleeps = sleeps;
+    }
+    Ok(report)
+}
+
+/// Fill `report` with the accepted plan at speed-up `s`.
+fn accept(report: &mut PointReport, point: &PointConfig, s: f64, held: PlanSimulation) {
+    assert!(held.held(), "only a plan that held is accepted");
+    report.r_apl_per_s = s * report.r_gen_per_s;
+    report.apply_speedup = s;
+    report.timeline_r_apl_per_s = Some(held.timeline_r_apl_per_s);
+    report.backlog_r_apl_per_s = held.backlog_r_apl_per_s;
+    report.catch_up_r_apl_per_s = held.catch_up_r_apl_per_s;
+    report.plan = Some(held.batch);
+    report.batch_interval_s = Some(held.batch.batch_interval_s);
+    report.apply_time_s = Some(held.batch.apply_time_s);
+    report.measured_apply_time_s = Some(held.measured_apply_time_s);
+    report.sleeps = held.sleeps;
     report.normalized_power = Some(energy::normalized_power(
         &point.storage,
-        aware_watts,
-        conventional_watts,
-        log_watts,
+        held.aware_watts,
+        report.data_watts_conventional,
+        report.log_watts,
     ));
-    report.data_watts_power_aware = Some(aware_watts);
-    report.mode_changes_per_day =
-        Some(spin_ups as f64 / timeline.energy.len().max(1) as f64 / days.max(1e-12));
-    report.failover_trials = trials.trials;
-    report.rto_violations = trials.rto_violations;
-    report.rpo_lost_transactions = trials.rpo_lost_transactions;
-    report.worst_recovery_s = Some(trials.worst_recovery_s);
-    report.trials = Some(trials);
-    report.fell_behind = timeline.fell_behind;
-    report.drive_power_aware = timeline
-        .energy
-        .first()
-        .map(|r| DriveEnergy::of(r, timeline.span));
-    Ok(report)
+    report.data_watts_power_aware = Some(held.aware_watts);
+    report.mode_changes_per_day = Some(held.mode_changes_per_day);
+    report.failover_trials = held.trials.trials;
+    report.rto_violations = held.trials.rto_violations;
+    report.rpo_lost_transactions = held.trials.rpo_lost_transactions;
+    report.worst_recovery_s = Some(held.trials.worst_recovery_s);
+    report.fell_behind = held.fell_behind;
+    report.trials = Some(held.trials);
+    report.drive_power_aware = held.drive_power_aware;
 }
 
 /// Study every point of `points` against `site`, on all cores, results in the

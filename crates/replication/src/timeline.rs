@@ -188,6 +188,30 @@ impl Timeline {
         }
         slowest
     }
+
+    /// Log bytes per second of applying over the windows that followed each
+    /// batch's backlog (the log that arrived while the batch applied), over the
+    /// first `cycles` cycles; `None` when no batch had such windows. What these
+    /// windows cost beyond the backlog is why a batch applies longer than T_apl.
+    pub fn catch_up_bytes_per_s(&self, arrivals: &Arrivals, cycles: u32) -> Option<f64> {
+        let (mut bytes, mut time) = (0u64, 0u64);
+        for (index, cycle) in self.cycles.iter().take(cycles as usize).enumerate() {
+            let next = self
+                .cycles
+                .get(index + 1)
+                .map_or(Nanoseconds(u64::MAX), |c| c.spin_up_ordered);
+            let backlog_end = arrivals.arrived(cycle.spin_up_ordered);
+            for window in self.windows.iter().filter(|w| {
+                w.applied.started >= cycle.spin_up_ordered
+                    && w.applied.finished <= next
+                    && w.start >= backlog_end
+            }) {
+                bytes += arrivals.bytes_between(window.start, window.end);
+                time += (window.applied.finished - window.applied.started).0;
+            }
+        }
+        (time > 0).then(|| bytes as f64 / (time as f64 / 1e9))
+    }
 }
 
 /// What the timeline runs with.

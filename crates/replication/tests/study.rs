@@ -95,15 +95,57 @@ fn deskstar_modes_hold_thirty_seconds() {
 // Proves a study is a pure function of its configuration and seed.
 #[test]
 fn deterministic() {
-    let a = run_points(
-        &site("ultrastar36z15", 2),
-        &[point(Some(4), 100, 0)],
-        &|| (),
-    );
-    let b = run_points(
-        &site("ultrastar36z15", 2),
-        &[point(Some(4), 100, 0)],
-        &|| (),
-    );
+    // One measured cycle: the plan search simulates each plan it tries, and W = 2
+    // generates log fast enough that three cycles cost minutes.
+    let mut one_cycle = point(Some(4), 100, 0);
+    one_cycle.cycles = 1;
+    let a = run_points(&site("ultrastar36z15", 2), &[one_cycle.clone()], &|| ());
+    let b = run_points(&site("ultrastar36z15", 2), &[one_cycle], &|| ());
     assert_eq!(a[0].as_ref().unwrap(), b[0].as_ref().unwrap());
+}
+
+// Proves the plan stands at the frontier of what holds: the search's plan holds
+// when simulated again, the failing plan it reports fails and its interval lies
+// within the search's resolution beyond the plan's, and no plan of a ladder of
+// longer intervals on the same branch of s holds (the frontier the plan_frontier
+// example measures at the paper's size).
+#[test]
+fn the_plan_has_the_longest_interval_that_holds() {
+    use spinstack_replication::search::{
+        interval_ratio, speedup_for_interval, INTERVAL_RESOLUTION,
+    };
+    use spinstack_replication::study::{simulate_speedup, study_point};
+    let site = site("ultrastar36z15", 16);
+    let point = point(Some(8), 100, 0);
+    let report = study_point(&site, &point).expect("studied");
+    check_accepted(std::slice::from_ref(&report));
+    assert!(report.plan_refused.is_none(), "{report:?}");
+    let s = report.apply_speedup;
+    let again = simulate_speedup(&site, &point, s).expect("simulated");
+    assert!(
+        again.failure().is_empty(),
+        "seed {SEED}: s = {s}: {again:?}"
+    );
+    assert_eq!(Some(again.batch), report.plan);
+    let max = report.calibrated_r_apl_per_s / report.r_gen_per_s;
+    let high = max >= 2.0;
+    assert_eq!(s >= 2.0, high, "{report:?}");
+    let Some(failing) = report.failing_speedup else {
+        return; // Every plan up to the back-to-back speed-up held.
+    };
+    let (k, k_failing) = (interval_ratio(s), interval_ratio(failing));
+    assert!(k_failing > k && k_failing <= k * (1.0 + INTERVAL_RESOLUTION) + 1e-9);
+    let fails = simulate_speedup(&site, &point, failing).expect("simulated");
+    assert!(!fails.failure().is_empty(), "seed {SEED}: s = {failing}");
+    let longest = interval_ratio(if high { max } else { 1.05 });
+    for step in 1..=4 {
+        let ladder = k_failing * (longest / k_failing).powf(f64::from(step) / 4.0);
+        let s_ladder = speedup_for_interval(ladder, high);
+        let simulation = simulate_speedup(&site, &point, s_ladder).expect("simulated");
+        assert!(
+            !simulation.failure().is_empty(),
+            "seed {SEED}: s = {s_ladder} (T_wnd {:.0} s) holds, beyond the plan's {s}",
+            simulation.batch.batch_interval_s
+        );
+    }
 }
