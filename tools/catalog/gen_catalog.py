@@ -82,6 +82,9 @@ def firmware_toml(fw):
                  # missing by a revolution (DiskSim's 'Read-ahead on idle hit' and
                  # 'Allow almost read hits'; real firmware streams from its buffer).
                  read_ahead_on_idle_hit=True,
+                 # ... and on past the track it is reading, to its limit (DiskSim's
+                 # controller keeps a running access going when a hit takes it over).
+                 read_hit_keeps_read_ahead=True,
                  # Reading the sectors that pass under the head before the target is
                  # zero-latency access in effect: only drives that have it do it.
                  read_any_free_blocks=fw['zero_latency'],

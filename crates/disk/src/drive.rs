@@ -86,6 +86,11 @@ pub struct DriveOptions {
     pub policy: Option<crate::spec::SchedulingPolicy>,
     /// Disable the drive's cache and read-ahead (as the extraction papers do).
     pub cache_disabled: bool,
+    /// Disable the drive's read-ahead (prefetch) only; its cache stays on. What
+    /// `sdparm` sets with DPTL=0 (the validation paper's §2.2), and how that paper
+    /// ran its track-aligned accesses after §2.5: "we disabled disk firmware
+    /// prefetch for track-aligned accesses".
+    pub read_ahead_disabled: bool,
     /// Spin down after an idle period (none: only when told).
     pub idle_policy: Option<IdlePolicy>,
     /// Turn the drive's write cache on (write-back, DiskSim's fast-write level
@@ -202,9 +207,17 @@ impl Drive {
         let firmware = if options.write_back_cache {
             let mut firmware = spec.firmware.clone();
             firmware.cache.fast_write_level = 2;
-            Firmware::new(&firmware, options.cache_disabled)
+            Firmware::new(
+                &firmware,
+                options.cache_disabled,
+                options.read_ahead_disabled,
+            )
         } else {
-            Firmware::new(&spec.firmware, options.cache_disabled)
+            Firmware::new(
+                &spec.firmware,
+                options.cache_disabled,
+                options.read_ahead_disabled,
+            )
         };
         let queue_depth = options
             .queue_depth

@@ -5,7 +5,9 @@
 //! read-ahead head or cylinder switch in flight. Each of these tests measures
 //! first-zone track-sized requests in a seeded closed loop (the seed is in each
 //! message). And the Maxtor Atlas 10K V's option (issue 9): a read that starts a
-//! few sectors ahead of the running read-ahead rides it.
+//! few sectors ahead of the running read-ahead rides it; the hand-made drives'
+//! option that a read served from the running read-ahead keeps it going past the
+//! track it is reading; and `DriveOptions::read_ahead_disabled`.
 
 use spinstack_disk::drive::{Drive, DriveOptions};
 use spinstack_disk::spec::DriveSpec;
@@ -148,7 +150,25 @@ fn maxtor() -> DriveSpec {
 /// `starts.len()` reads of `sectors` each at the given first LBNs, one at a time
 /// with no think time: the completions and when the last one was done.
 fn reads_at(spec: &DriveSpec, starts: &[u64], sectors: u64) -> (Vec<Completion>, Nanoseconds) {
-    let mut drive = Drive::new(spec, DriveOptions::default()).expect("drive builds");
+    reads_with(
+        spec,
+        DriveOptions::default(),
+        starts,
+        sectors,
+        Nanoseconds::ZERO,
+    )
+}
+
+/// As `reads_at`, with drive options and `think` between a completion and the
+/// next read.
+fn reads_with(
+    spec: &DriveSpec,
+    options: DriveOptions,
+    starts: &[u64],
+    sectors: u64,
+    think: Nanoseconds,
+) -> (Vec<Completion>, Nanoseconds) {
+    let mut drive = Drive::new(spec, options).expect("drive builds");
     let mut engine = Engine::new(EngineOptions::default());
     engine.add_device(&mut drive);
     let mut out = Vec::new();
@@ -158,7 +178,7 @@ fn reads_at(spec: &DriveSpec, starts: &[u64], sectors: u64) -> (Vec<Completion>,
             operation: Operation::Read,
             lbn: Lbn(*next_start.next()?),
             sectors: Sectors(sectors),
-            think_after: Nanoseconds::ZERO,
+            think_after: think,
         })
     };
     run_closed_loop(&mut engine, 1, &mut next, |done| out.push(done.completion)).expect("runs");
@@ -232,4 +252,118 @@ fn read_far_ahead_of_the_prefetch_repositions() {
         far < revolution_ms + 1.0,
         "{far:.3} ms for the read 1,800 sectors ahead"
     );
+}
+
+/// `count` contiguous reads of `sectors` each from LBN 0.
+fn sequential(count: u64, sectors: u64) -> Vec<u64> {
+    (0..count).map(|k| k * sectors).collect()
+}
+
+fn misses(runs: &[Completion]) -> usize {
+    runs.iter().filter(|c| !c.cache_hit()).count()
+}
+
+/// Proves `read_hit_keeps_read_ahead` (every hand-made entry): 8-sector reads,
+/// each 0.2 ms after the last one completed, are read ahead of by the drive
+/// (its media brings 8 first-zone sectors in about 0.04 ms). With the option a
+/// hit keeps the read-ahead going to a segment's worth (2,600 sectors) past the
+/// read, so no read after the first waits for the platter; without it
+/// (DiskSim-imported drives' rule) each hit stops the read-ahead at the end of
+/// the track it is reading, and the reader waits for the platter once a track
+/// (3,000 reads are 21 first-zone tracks).
+#[test]
+fn read_hit_keeps_the_read_ahead_going() {
+    let on = maxtor();
+    assert!(on.firmware.cache.read_hit_keeps_read_ahead);
+    let mut off = on.clone();
+    off.firmware.cache.read_hit_keeps_read_ahead = false;
+    let starts = sequential(3_000, 8);
+    let think = Nanoseconds::from_us(200);
+    let run = |spec: &DriveSpec| reads_with(spec, DriveOptions::default(), &starts, 8, think);
+    let ((with, with_end), (without, without_end)) = (run(&on), run(&off));
+    // Longer than a millisecond: more than overheads, bus and a few sectors of
+    // media; the platter was waited for.
+    let waited = |runs: &[Completion]| {
+        runs.iter()
+            .filter(|c| c.response_time() > Nanoseconds::from_ms(1))
+            .count()
+    };
+    let tracks = 3_000 * 8 / 1_144;
+    assert_eq!(
+        waited(&with),
+        1,
+        "only the first read waits with the option"
+    );
+    assert!(
+        waited(&without) >= tracks,
+        "{} reads waited without it, {tracks} tracks read",
+        waited(&without)
+    );
+    assert!(with_end < without_end);
+}
+
+/// Proves `read_hit_keeps_read_ahead` for a reader faster than the media: 24 KiB
+/// (48-sector) reads back to back ride the read-ahead. With the option they
+/// stream within 15% of the media time of their sectors (the rest is a track
+/// switch every 24 reads); without it the read-ahead stops at every track's
+/// end, and each track costs at least the command overhead (0.15 ms) a read
+/// pays before it positions again.
+#[test]
+fn read_hit_keeps_a_fast_reader_streaming() {
+    let on = maxtor();
+    let mut off = on.clone();
+    off.firmware.cache.read_hit_keeps_read_ahead = false;
+    let reads = 2_000;
+    let starts = sequential(reads, 48);
+    let (_, with_end) = reads_at(&on, &starts, 48);
+    let (_, without_end) = reads_at(&off, &starts, 48);
+    let first_track = Drive::new(&on, DriveOptions::default())
+        .expect("drive builds")
+        .layout()
+        .track_of(Lbn(0))
+        .expect("LBN 0")
+        .sectors
+        .0;
+    let revolution_ms = 60_000.0 / f64::from(on.mechanics.rpm);
+    let media_ms = 48.0 * revolution_ms / first_track as f64;
+    let per_read = |end: Nanoseconds| end.as_ms_f64() / reads as f64;
+    assert!(
+        per_read(with_end) < 1.15 * media_ms,
+        "{:.4} ms per read with the option, media {media_ms:.4} ms",
+        per_read(with_end)
+    );
+    let tracks = (reads * 48 / first_track) as f64;
+    let lost_per_track = (without_end.as_ms_f64() - with_end.as_ms_f64()) / tracks;
+    assert!(
+        lost_per_track > on.firmware.overheads.read_miss_after_read_ms,
+        "{lost_per_track:.3} ms lost per track without it ({:.4} ms per read, {:.4} with)",
+        per_read(without_end),
+        per_read(with_end)
+    );
+}
+
+/// Proves `DriveOptions::read_ahead_disabled` turns the prefetch off and keeps
+/// the cache: with it every sequential read (0.2 ms apart) misses, and reading
+/// a block again is a hit; with the whole cache off it is not.
+#[test]
+fn read_ahead_disabled_keeps_the_cache() {
+    let spec = maxtor();
+    let think = Nanoseconds::from_us(200);
+    let no_read_ahead = DriveOptions {
+        read_ahead_disabled: true,
+        ..DriveOptions::default()
+    };
+    let starts = sequential(200, 8);
+    let (runs, _) = reads_with(&spec, no_read_ahead.clone(), &starts, 8, think);
+    assert_eq!(misses(&runs), 200, "no read-ahead: every read misses");
+    let (again, _) = reads_with(&spec, no_read_ahead, &[0, 0], 8, think);
+    assert!(again[1].cache_hit(), "the cache still holds what was read");
+    let no_cache = DriveOptions {
+        cache_disabled: true,
+        ..DriveOptions::default()
+    };
+    let (again, _) = reads_with(&spec, no_cache, &[0, 0], 8, think);
+    assert!(!again[1].cache_hit(), "with the cache off, a reread misses");
+    let (with_read_ahead, _) = reads_with(&spec, DriveOptions::default(), &starts, 8, think);
+    assert_eq!(misses(&with_read_ahead), 1);
 }

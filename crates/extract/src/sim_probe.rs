@@ -419,6 +419,7 @@ fn placeholder_spec(name: &str, layout: LayoutSpec) -> DriveSpec {
                 preseek_level: 0,
                 abandon_read_ahead_positioning: false,
                 almost_read_hits_ahead_of_prefetch: false,
+                read_hit_keeps_read_ahead: false,
             },
             queue: QueueSpec {
                 max_queue_length: 1,

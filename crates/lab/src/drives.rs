@@ -29,17 +29,24 @@ pub fn layout(spec: &DriveSpec) -> Result<Layout, LabError> {
 }
 
 /// How a catalog drive's firmware cache behaves, for the experiments' notes:
-/// DiskSim's rules, and whether a read ahead of the running read-ahead rides it
-/// (the Maxtor Atlas 10K V's entries; `almost_read_hits_ahead_of_prefetch`).
+/// DiskSim's rules, whether a read served from the running read-ahead keeps it
+/// going past the track it is reading (every hand-made entry;
+/// `read_hit_keeps_read_ahead`), and whether a read ahead of the running
+/// read-ahead rides it (the Maxtor Atlas 10K V's entries;
+/// `almost_read_hits_ahead_of_prefetch`).
 pub fn cache_rules(name: &str) -> String {
-    if rides_read_ahead(name) {
-        "DiskSim's rules, except that a read a few sectors ahead of the running \
-         read-ahead rides it when that is sooner than repositioning \
-         (almost_read_hits_ahead_of_prefetch)"
-            .to_string()
-    } else {
-        "DiskSim's rules".to_string()
+    let keeps = spec(name).is_ok_and(|s| s.firmware.cache.read_hit_keeps_read_ahead);
+    let mut rules = "DiskSim's rules".to_string();
+    if keeps {
+        rules += " (a read served from the running read-ahead keeps it going to its \
+                   limit, read_hit_keeps_read_ahead)";
     }
+    if rides_read_ahead(name) {
+        rules += ", except that a read a few sectors ahead of the running read-ahead \
+                   rides it when that is sooner than repositioning \
+                   (almost_read_hits_ahead_of_prefetch)";
+    }
+    rules
 }
 
 /// Whether catalog drive `name` lets a read ahead of its running read-ahead ride

@@ -51,6 +51,9 @@ pub struct Firmware {
     /// So does a read whose first block the running read-ahead will reach before
     /// its limit (`CacheSpec::almost_read_hits_ahead_of_prefetch`).
     pub almost_read_hits_ahead: bool,
+    /// A read served from the running read-ahead's segment keeps it going to its
+    /// limit (`CacheSpec::read_hit_keeps_read_ahead`).
+    pub read_hit_keeps_read_ahead: bool,
     pub write_back: bool,
     pub combine_sequential_writes: bool,
     pub immediate_read: bool,
@@ -58,7 +61,9 @@ pub struct Firmware {
 }
 
 impl Firmware {
-    pub fn new(spec: &FirmwareSpec, cache_disabled: bool) -> Firmware {
+    /// `cache_disabled` turns the whole cache off (and with it the read-ahead);
+    /// `read_ahead_disabled` only the read-ahead (`DriveOptions`).
+    pub fn new(spec: &FirmwareSpec, cache_disabled: bool, read_ahead_disabled: bool) -> Firmware {
         let scale = spec.overhead_time_scale;
         let o = &spec.overheads;
         let s = |ms: f64| ms_to_ps(ms * scale);
@@ -98,7 +103,7 @@ impl Firmware {
             segment_sectors: c.segment_sectors.max(1) as u64,
             read_water_mark: c.high_water_mark,
             water_mark_by_request: c.watermark_by_request_size,
-            read_ahead: if caching {
+            read_ahead: if caching && !read_ahead_disabled {
                 c.read_ahead
             } else {
                 ReadAheadMode::Off
@@ -109,6 +114,7 @@ impl Firmware {
             read_hits_on_write_data: c.read_hits_on_write_data,
             almost_read_hits: c.allow_almost_read_hits && caching,
             almost_read_hits_ahead: c.almost_read_hits_ahead_of_prefetch && caching,
+            read_hit_keeps_read_ahead: c.read_hit_keeps_read_ahead && caching,
             write_back: c.fast_write_level >= 1 && caching,
             combine_sequential_writes: c.combine_sequential_writes,
             immediate_read: spec.immediate_buffer_read || (c.read_any_free_blocks && caching),

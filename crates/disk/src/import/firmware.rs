@@ -225,6 +225,7 @@ fn cache(f: &Fields) -> Result<CacheSpec, ImportError> {
         preseek_level: level(f, "Preseeking level")?,
         abandon_read_ahead_positioning: false,
         almost_read_hits_ahead_of_prefetch: false,
+        read_hit_keeps_read_ahead: false,
     })
 }
 

@@ -26,7 +26,6 @@ use crate::plot::{Bars, Figure, LegendCorner, Panel, PanelContent};
 use crate::table::DataTable;
 use crate::LabError;
 use spinstack_disk::drive::{Drive, DriveOptions};
-use spinstack_disk::spec::ReadAheadMode;
 use spinstack_fs::cache::{PageCache, Replacement};
 use spinstack_fs::readahead::{Policy, ReadAhead};
 use spinstack_fs::scan::{Scan, ScanReport, ScanSetup, ScannedFile};
@@ -103,12 +102,13 @@ fn measure(variant: Variant, files: usize, blocks: u64, id: &str) -> Result<Meas
         id: id.to_string(),
         problem: format!("{}: {problem}", variant.name),
     };
-    let mut spec = drives::spec(MAXTOR)?;
-    if !variant.drive_prefetch {
+    let spec = drives::spec(MAXTOR)?;
+    let options = DriveOptions {
         // sdparm DPTL=0 (§2.2): no prefetch, the read cache stays on.
-        spec.firmware.cache.read_ahead = ReadAheadMode::Off;
-    }
-    let drive = Drive::new(&spec, DriveOptions::default()).map_err(|e| fail(e.to_string()))?;
+        read_ahead_disabled: !variant.drive_prefetch,
+        ..DriveOptions::default()
+    };
+    let drive = Drive::new(&spec, options).map_err(|e| fail(e.to_string()))?;
     let revolution_s = 60.0 / f64::from(spec.mechanics.rpm);
     let map = drive.layout().track_map(&spec.name);
     let config = (variant.config)();
@@ -287,31 +287,25 @@ impl Experiment for Ext2Bonnie {
                 aligned.megabytes_per_second / conventional.megabytes_per_second,
             )
             .explain_if_missed(format!(
-                "The conventional stack loses in the model what the real one did not. \
-                 Conventional: {:.1} MB/s, {} of its {} requests took longer than a \
+                "Conventional: {:.1} MB/s, {} of its {} requests took longer than a \
                  revolution from issue to completion; without the plug the same stack \
                  reads {:.1} MB/s ({} slow requests). Linux issues each 128 KB ahead \
-                 window when the reader enters the previous one; the window then waits \
+                 window when the reader enters the previous one, and the window waits \
                  in the plug (one request, below the 4-request threshold, 3 ms timer) \
-                 until the reader blocks on it, so the drive idles between windows. That \
-                 the paper's conventional stack nonetheless read at nearly the \
-                 track-aligned rate implies the real drive's prefetch (8 MB cache, \
-                 continuous read-ahead) covered those idle gaps, so the delayed \
-                 request hit (an inference: the paper gives no breakdown); in the \
-                 catalog drive a hit on an idle drive starts no new read-ahead and \
-                 read-ahead ends at its limit (DiskSim's rules), so the stream stops and the \
-                 next window waits most of a revolution. The track-aligned stack \
-                 does not depend on it: its requests end on track boundaries and the \
-                 track-aware plug sends them at once ({:.1} MB/s). Without the plug, \
-                 track-aligned / conventional = {:.3}: the excluded blocks (about 1 in \
-                 {:.0} of 4 KB blocks on ~1,100-sector tracks) cost about what \
-                 zero-latency whole-track reads save in track skew, where the paper saw \
-                 3% lost.",
+                 until the reader blocks on it; the drive ({}) reads ahead meanwhile, \
+                 so a delayed window finds its blocks buffered unless the read-ahead \
+                 stopped. Track-aligned: {:.1} MB/s, its requests ending on track \
+                 boundaries, sent at once by the track-aware plug and read whole with \
+                 zero latency. Without the plug, track-aligned / conventional = {:.3}: \
+                 the excluded blocks (about 1 in {:.0} of 4 KB blocks on ~1,100-sector \
+                 tracks) against what zero-latency whole-track reads save in track \
+                 skew, where the paper saw 3% lost.",
                 conventional.megabytes_per_second,
                 conventional.slow_requests,
                 conventional.requests,
                 no_plug.megabytes_per_second,
                 no_plug.slow_requests,
+                drives::cache_rules(MAXTOR),
                 aligned.megabytes_per_second,
                 aligned.megabytes_per_second / no_plug.megabytes_per_second,
                 1100.0 / 8.0,

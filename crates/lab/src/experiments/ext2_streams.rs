@@ -39,7 +39,6 @@ use crate::plot::{Figure, LegendCorner, Mark, Panel, PanelContent, Series};
 use crate::table::DataTable;
 use crate::LabError;
 use spinstack_disk::drive::{Drive, DriveOptions};
-use spinstack_disk::spec::ReadAheadMode;
 use spinstack_fs::cache::{PageCache, Replacement};
 use spinstack_fs::elevator::ElevatorConfig;
 use spinstack_fs::readahead::Policy;
@@ -135,12 +134,12 @@ fn measure(variant: Variant, seed: u64) -> Result<Measured, LabError> {
         id: "ext2-streams".to_string(),
         problem: format!("{}: {problem}", variant.name),
     };
-    let mut spec = drives::spec(MAXTOR)?;
-    if !variant.drive_prefetch {
-        spec.firmware.cache.read_ahead = ReadAheadMode::Off;
-    }
+    let spec = drives::spec(MAXTOR)?;
     let options = DriveOptions {
         queue_depth: Some(DISK_QUEUE_DEPTH),
+        // §2.5: "for subsequent experiments, we disabled disk firmware prefetch
+        // for track-aligned accesses" (sdparm DPTL=0: the cache stays on).
+        read_ahead_disabled: !variant.drive_prefetch,
         ..DriveOptions::default()
     };
     let drive = Drive::new(&spec, options).map_err(|e| fail(e.to_string()))?;
@@ -336,10 +335,14 @@ impl Experiment for Ext2Streams {
                  time; below it Linux's plug (3 ms, 4 requests; track-aware \
                  for the track-aligned run), host cost per device I/O {} (the paper's \
                  Pentium D 830, estimated from Chung et al. 2000; see ext2-bonnie). No \
-                 CPU time per read call; no metadata.",
+                 CPU time per read call; no metadata. Drive {MAXTOR}, its firmware cache \
+                 following {}; its prefetch off for the track-aligned run (sdparm DPTL=0, \
+                 the cache on), as the paper ran it: 'for subsequent experiments, we \
+                 disabled disk firmware prefetch for track-aligned accesses' (§2.5).",
                 context.seed,
                 MAX_STREAMS,
-                HostProfile::pentium_d_830().device_io.describe()
+                HostProfile::pentium_d_830().device_io.describe(),
+                drives::cache_rules(MAXTOR),
             )],
         })
     }

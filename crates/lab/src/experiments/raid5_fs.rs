@@ -205,6 +205,10 @@ pub(crate) struct Measured {
     pub(crate) window_pages: Option<u64>,
     /// Blocks the allocator excluded.
     pub(crate) excluded_blocks: u64,
+    /// The data members' media rate (`media_megabytes_per_second`).
+    pub(crate) media_megabytes_per_second: f64,
+    /// One revolution of the members, in seconds.
+    pub(crate) revolution_seconds: f64,
 }
 
 impl Measured {
@@ -269,6 +273,17 @@ pub(crate) fn volume_spec(variant: Variant) -> VolumeSpec {
     }
 }
 
+/// The members' drive options: the track-aligned RAID-5's drives run with their
+/// prefetch off (sdparm DPTL=0, the cache on), as the paper ran every experiment
+/// after §2.5's diff: "we disabled disk firmware prefetch for track-aligned
+/// accesses"; the conventional volumes keep it on.
+pub(crate) fn drive_options(variant: Variant) -> DriveOptions {
+    DriveOptions {
+        read_ahead_disabled: matches!(variant.raid, Raid::TrackAligned { .. }),
+        ..DriveOptions::default()
+    }
+}
+
 /// A map with no track boundaries inside the volume: md's chunks ignore tracks, so
 /// plain ext2 over it sees only the capacity.
 fn capacity_only_map(capacity: Sectors) -> Result<TrackMap, String> {
@@ -288,8 +303,8 @@ fn capacity_only_map(capacity: Sectors) -> Result<TrackMap, String> {
     .map_err(|e| e.to_string())
 }
 
-/// Pages of `tracks` member tracks: the mean of the members' first tracks.
-pub(crate) fn window_pages(volume: &Volume, tracks: u64, block_sectors: u64) -> u64 {
+/// The mean size of the members' first `WINDOW_TRACKS_SAMPLED` tracks, in sectors.
+fn mean_track_sectors(volume: &Volume) -> u64 {
     let sizes: Vec<u64> = volume
         .drives()
         .iter()
@@ -303,8 +318,23 @@ pub(crate) fn window_pages(volume: &Volume, tracks: u64, block_sectors: u64) -> 
                 .collect::<Vec<_>>()
         })
         .collect();
-    let mean = sizes.iter().sum::<u64>() / sizes.len().max(1) as u64;
-    tracks * (mean / block_sectors)
+    sizes.iter().sum::<u64>() / sizes.len().max(1) as u64
+}
+
+/// Pages of `tracks` member tracks: the mean of the members' first tracks.
+pub(crate) fn window_pages(volume: &Volume, tracks: u64, block_sectors: u64) -> u64 {
+    tracks * (mean_track_sectors(volume) / block_sectors)
+}
+
+/// What the data members' media give, in MB/s: each reading one of the tracks the
+/// files lie on per revolution (no switches counted: no RAID-5 read beats it).
+fn media_megabytes_per_second(volume: &Volume) -> f64 {
+    let drives = volume.drives();
+    let revolution_s = drives
+        .first()
+        .map_or(f64::INFINITY, |d| d.rotation_period_ps() as f64 / 1e12);
+    let data_members = drives.len().saturating_sub(1) as f64;
+    data_members * mean_track_sectors(volume) as f64 * 512.0 / 1e6 / revolution_s
 }
 
 /// The maps the allocator and the read-ahead use (see the module documentation).
@@ -365,7 +395,7 @@ pub(crate) fn measure(
         problem: format!("{}: {problem}", variant.name),
     };
     let built =
-        build(&volume_spec(variant), &DriveOptions::default()).map_err(|e| fail(e.to_string()))?;
+        build(&volume_spec(variant), &drive_options(variant)).map_err(|e| fail(e.to_string()))?;
     let volume = built.volume;
     let (allocation_map, read_ahead_map) = maps(variant, &volume).map_err(fail)?;
     let config = match variant.raid {
@@ -422,6 +452,11 @@ pub(crate) fn measure(
     let mut measured = summarise(host.report(), bytes, volume.member_stats(), window);
     measured.member_io_cpu_seconds = volume.host_busy().as_secs_f64();
     measured.excluded_blocks = excluded_blocks;
+    measured.media_megabytes_per_second = media_megabytes_per_second(volume);
+    measured.revolution_seconds = volume
+        .drives()
+        .first()
+        .map_or(0.0, |d| d.rotation_period_ps() as f64 / 1e12);
     Ok(measured)
 }
 
@@ -501,71 +536,4 @@ impl Experiment for Raid5Diff {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::write::writes_alike;
-    use super::*;
-
-    // Proves the write phase shares runs only where the write path is the same:
-    // each window variant reuses the run of its variant without the window, and
-    // no two variants differing in RAID, plug or CPU share one (seven runs for
-    // eight variants plus the evidence run without delayed stripes).
-    #[test]
-    fn write_runs_are_shared_only_across_read_ahead() {
-        let window = |v: Variant| VARIANTS.iter().position(|w| w.name == v.name).unwrap();
-        assert_eq!(
-            write_source(window(FOUR_TRACK_WINDOW)),
-            window(CONVENTIONAL)
-        );
-        assert_eq!(
-            write_source(window(FOUR_TRACK_WINDOW_NO_CPU)),
-            window(CONVENTIONAL_NO_CPU)
-        );
-        for (index, variant) in VARIANTS.iter().enumerate() {
-            let source = VARIANTS[write_source(index)];
-            assert!(writes_alike(*variant, source), "{}", variant.name);
-            if variant.window_tracks.is_none() {
-                assert_eq!(write_source(index), index, "{}", variant.name);
-            }
-        }
-        assert_eq!(write_runs_needed(), 7);
-    }
-
-    // Proves the track-aligned variant's wiring: ext2 over the stripe map cuts a
-    // 64 MB file only at stripe boundaries (each gap between two runs is one block
-    // holding a stripe boundary), so a whole-stripe fetch is one request; over the
-    // data-unit map the same file is cut at (nearly) every member track as well.
-    #[test]
-    fn track_aligned_files_are_cut_only_at_stripe_boundaries() {
-        let blocks = 16_384;
-        let cuts = |variant: Variant| {
-            let volume = build(&volume_spec(variant), &DriveOptions::default())
-                .unwrap()
-                .volume;
-            let (allocation, stripes) = maps(variant, &volume).unwrap();
-            let config = AllocatorConfig::ext2_track_aligned();
-            let mut allocator = Allocator::new(&allocation, config).unwrap();
-            let runs = lay_out(&mut allocator, 1, blocks).unwrap().remove(0);
-            assert_eq!(runs.iter().map(|r| r.blocks).sum::<u64>(), blocks);
-            let mut at_stripes = 0;
-            for pair in runs.windows(2) {
-                let gap_first = config.block_size.first_lbn(pair[0].end());
-                let gap_end = config.block_size.first_lbn(pair[1].first);
-                let boundary = stripes.next_boundary_after(gap_first);
-                if boundary.is_some_and(|b| b < gap_end) {
-                    at_stripes += 1;
-                }
-            }
-            (runs.len() - 1, at_stripes)
-        };
-        let (stripe_cuts, at_stripes) = cuts(TRACK_ALIGNED);
-        assert_eq!(stripe_cuts, at_stripes, "every cut holds a stripe boundary");
-        // 64 MB over ~2.2 MB stripes: about 29 stripes, fewer than one cut per stripe
-        // where a boundary falls on a block boundary.
-        assert!((20..=35).contains(&stripe_cuts), "{stripe_cuts} cuts");
-        let (unit_cuts, _) = cuts(PER_UNIT_EXCLUSION);
-        assert!(
-            unit_cuts >= 3 * stripe_cuts,
-            "per-unit exclusion: {unit_cuts} cuts, stripe map {stripe_cuts}"
-        );
-    }
-}
+mod tests;

@@ -42,16 +42,17 @@
 //! Not scaled: the workload is `ext2-streams`' and every stream count is run (no
 //! coarser step); the six runs (three volumes, two elevator depths) take about
 //! 85 s of one core. `MAX_STREAMS` only bounds a run that never reaches 3 s.
-//! Drive prefetch stays on for the track-aligned members, as `raid5-bonnie`
-//! builds them (the paper turned it off for track-aligned runs; `DriveOptions`
-//! has no switch for prefetch alone).
+//! The track-aligned members run with their prefetch off, as `raid5-bonnie`
+//! builds them (`raid5_fs::drive_options`; §2.5: "for subsequent experiments,
+//! we disabled disk firmware prefetch for track-aligned accesses").
 
 // `ext2-streams`' workload, unchanged (see its constants for the sources).
 use super::ext2_streams::{ARRIVAL_US, GIVE_UP_S, PACING, PERIOD_MS, READ_PAGES};
+use super::validation_host::HostProfile;
 use crate::claim::{Claim, Tolerance};
 use crate::experiments::raid5_fs::{
-    lay_out, maps, volume_spec, window_pages, Raid, Variant, CONVENTIONAL, FOUR_TRACK_WINDOW,
-    TRACK_ALIGNED,
+    drive_options, lay_out, maps, volume_spec, window_pages, Raid, Variant, CONVENTIONAL,
+    FOUR_TRACK_WINDOW, TRACK_ALIGNED,
 };
 use crate::harness::{Experiment, Outcome, RunContext};
 use crate::plot::{Figure, LegendCorner, Mark, Panel, PanelContent, Series};
@@ -146,7 +147,7 @@ fn measure(variant: Variant, depth: u32, seed: u64, id: &str) -> Result<Measured
     };
     let drive_options = DriveOptions {
         queue_depth: Some(MEMBER_QUEUE_DEPTH),
-        ..DriveOptions::default()
+        ..drive_options(variant)
     };
     let volume = build(&volume_spec(variant), &drive_options)
         .map_err(|e| fail(e.to_string()))?
@@ -410,10 +411,13 @@ fn outcome(measured: &[Measured], sensitivity: &[Measured], seed: u64) -> Outcom
              (Linux has one per member: see the module documentation; the sensitivity to \
              {SENSITIVITY_DEPTH} at once is in the claims' notes); each member drive takes \
              one request at a time, behind Linux's plug (track-aware for the \
-             track-aligned volume); host cost 50 µs + 0.5 µs/KB per member I/O (Chung et \
-             al. 2000). Drive prefetch stays on for the track-aligned volume, as in \
-             raid5-bonnie (the paper turned it off for track-aligned single-disk runs). \
-             No CPU time per read; no metadata."
+             track-aligned volume); host cost per member I/O {} (raid5-bonnie's). The \
+             track-aligned volume's drives run with their prefetch off \
+             (sdparm DPTL=0, the cache on), as in raid5-bonnie and as the paper ran \
+             track-aligned accesses from §2.5 on ('for subsequent experiments, we \
+             disabled disk firmware prefetch for track-aligned accesses'); the md \
+             volumes keep it on. No CPU time per read; no metadata.",
+            HostProfile::pentium_d_830().device_io.describe()
         )],
     }
 }

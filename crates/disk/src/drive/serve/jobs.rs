@@ -207,10 +207,23 @@ impl Drive {
     }
 
     /// Continue the running prefetch so that it covers `[.., must_end)` and aims
-    /// for `limit` (a hit that inherits it).
+    /// for `limit` (a hit that inherits it). A read whose blocks the prefetch has
+    /// planned already (`must_end` within the track it is reading) needs nothing
+    /// planned now: with `read_hit_keeps_read_ahead` the prefetch goes on growing
+    /// a track at a time towards its raised limit (`grow_prefetch`), as DiskSim's
+    /// take-over leaves the media access running; without it, it ends with that
+    /// track (spinstack's older rule, kept for the imported drives: see
+    /// `CacheSpec::read_hit_keeps_read_ahead`).
     pub(super) fn extend_prefetch(&mut self, must_end: u64, limit: u64) -> Result<(), LayoutError> {
+        let keep_going = self.firmware.read_hit_keeps_read_ahead;
         if let Some(job) = self.job.as_mut() {
             job.limit = job.limit.max(limit);
+            if must_end <= job.planned_end {
+                if !keep_going {
+                    job.limit = job.limit.min(job.planned_end);
+                }
+                return Ok(());
+            }
         }
         self.extend_job(must_end, 0)
     }
@@ -300,8 +313,9 @@ impl Drive {
         )?;
         match job.runs[before..].iter().map(Run::end_lbn).max() {
             Some(end) => job.planned_end = end,
-            // The read-ahead stop rule ended it here.
-            None if must_end <= from => job.limit = from,
+            // Asked for a track beyond what must be read, and given none: the
+            // read-ahead stop rule ended it here.
+            None if tracks > 0 && must_end <= from => job.limit = from,
             None => {}
         }
         Ok(())

@@ -264,11 +264,13 @@ impl Drive {
     }
 
     /// A read wholly in segment `s`: the read-ahead running on it continues
-    /// (`Read-ahead on idle hit`) or stops. A hit on an idle drive starts no
-    /// read-ahead from the segment's end, whatever that flag says: the notes
-    /// describe it only for hits on a running prefetch, and starting one measured
-    /// worse (hp_c3323a 0.305 -> 0.307 ms, hp_c2247a 0.0911 -> 0.0915; dec_rz26
-    /// unchanged; st41601n 0.0836 -> 0.0829).
+    /// (`Read-ahead on idle hit`, or `read_hit_keeps_read_ahead`, which also
+    /// keeps it going past the track it is reading) or stops. A hit on an idle
+    /// drive starts no read-ahead from the segment's end, whatever that flag
+    /// says (DiskSim starts one: that flag is about this very case, a hit on a
+    /// segment whose access has stopped, `disk_check_hda_pending`): starting one
+    /// measured worse (hp_c3323a 0.305 -> 0.307 ms, hp_c2247a 0.0911 -> 0.0915;
+    /// dec_rz26 unchanged; st41601n 0.0836 -> 0.0829).
     fn full_hit(
         &mut self,
         s: usize,
@@ -277,7 +279,8 @@ impl Drive {
         hda: Picoseconds,
         on_active: bool,
     ) -> Result<(usize, Option<Picoseconds>), LayoutError> {
-        if on_active && self.firmware.read_ahead_on_idle_hit {
+        let fw = &self.firmware;
+        if on_active && (fw.read_ahead_on_idle_hit || fw.read_hit_keeps_read_ahead) {
             let limit = self.read_ahead_limit(lbn, end, self.cache.segments[s].start)?;
             self.extend_prefetch(end, limit)?;
         } else if on_active {

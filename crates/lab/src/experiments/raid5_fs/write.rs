@@ -7,7 +7,11 @@
 //! write-back: see `ext2_bonnie_write`), here through the same volumes,
 //! allocators and host costs as the read phase, with the members' write
 //! caches on (§2.5's setting — "We enabled SCSI cache, disk caching, and
-//! prefetch" —, which §3 does not restate: assumed to carry over).
+//! prefetch" —, which §3 does not restate: assumed to carry over) and, as in
+//! the read phase, the track-aligned RAID-5's prefetch off: §2.5 said that for
+//! Bonnie on one disk, before its diff result led to "for subsequent
+//! experiments, we disabled disk firmware prefetch for track-aligned accesses";
+//! Fig. 8 is one of those, and `sdparm` sets a drive, not a benchmark phase.
 //!
 //! How the write-back reaches the RAID: each pass sends the file's dirty
 //! pages as disk-contiguous requests of up to 1 MiB. The timed RAID-5 cuts
@@ -32,7 +36,8 @@
 
 use super::super::validation_host::HostProfile;
 use super::{
-    maps, volume_spec, Raid, Variant, BONNIE_BLOCKS, CACHE_BYTES, TRACK_ALIGNED, VARIANTS,
+    drive_options, maps, volume_spec, Raid, Variant, BONNIE_BLOCKS, CACHE_BYTES, TRACK_ALIGNED,
+    VARIANTS,
 };
 use crate::harness::RunContext;
 use crate::LabError;
@@ -125,7 +130,7 @@ pub(crate) fn measure_write(
     };
     let options = DriveOptions {
         write_back_cache: true,
-        ..DriveOptions::default()
+        ..drive_options(variant)
     };
     let spec = VolumeSpec {
         delayed_stripes: stripes == Stripes::Delayed,

@@ -253,7 +253,8 @@ pub(super) fn notes(writes: &WritePhase) -> Vec<String> {
         period, 10% background, 40% throttle of the cache, 1024-page passes; requests up \
         to 1 MiB), ext2 allocating as it writes (the same allocators as the read phase), \
         the members' write caches on (DiskSim fast-write level 2; §2.5 'We enabled SCSI \
-        cache, disk caching, and prefetch', assumed to hold for §3), the timed RAID-5's \
+        cache, disk caching, and prefetch', assumed to hold for §3) and the track-aligned \
+        RAID-5's prefetch off as in the read phase, the timed RAID-5's \
         stripe cache of 256 stripes (md's NR_STRIPES counts 4 KB-per-member \
         stripe_heads: the same with 4 KB chunks, under two track-aligned stripes), \
         each stripe piece a full-stripe \
