@@ -54,7 +54,9 @@ impl Sectors {
     }
     /// The whole number of sectors in `bytes`; `None` when `bytes` is not a multiple of 512.
     pub fn from_bytes(bytes: u64) -> Option<Sectors> {
-        bytes.is_multiple_of(SECTOR_BYTES).then_some(Sectors(bytes / SECTOR_BYTES))
+        bytes
+            .is_multiple_of(SECTOR_BYTES)
+            .then_some(Sectors(bytes / SECTOR_BYTES))
     }
 }
 
