@@ -16,13 +16,26 @@
 //! the data being gone).
 //!
 //! Replacement ([`Replacement`]): `Lru` keeps one list and evicts the least
-//! recently used clean page. `ActiveInactive` is Linux 2.6's two lists: a page
-//! read in joins the inactive list; a hit on an inactive page promotes it to
-//! the active list; eviction takes the oldest clean inactive page, after
+//! recently used clean page. `ActiveInactive` is Linux 2.6's two lists with its
+//! use-once rule (`mark_page_accessed`): a page read in joins the inactive list
+//! unreferenced; an access marks an unreferenced page referenced where it
+//! stands, and moves a referenced inactive page to the active list (so a page
+//! has to be used twice to be promoted: a stream's pages, read once, stay
+//! inactive and leave in the order they came, while its read-ahead, newer,
+//! waits behind them); eviction takes the oldest clean inactive page, after
 //! moving the active list's oldest pages to the inactive list while the active
 //! list is the longer (the balance of the file lists in later 2.6 kernels,
 //! `inactive_file_is_low`; 2.6.16's balance, driven by scanning pressure, is
-//! not modelled).
+//! not modelled). A write counts as an access, as `generic_file_buffered_write`
+//! marks the page accessed; a read completing for a page already cached does
+//! not (nobody read it).
+//!
+//! Regression (issue 9, ext2-streams): with one access promoting, every page a
+//! stream had read was active when the 2 GB cache first filled, so the first
+//! reclaim demoted half the cache past the streams' pending read-ahead, which
+//! was then the oldest inactive and evicted first: start-up latencies rose by a
+//! third for the twenty streams after the fill (0.58 against 0.46 s at streams
+//! 91–100, two seeds), gone with LRU or a 16 GB cache.
 
 use crate::allocator::FileId;
 use spinstack_sim::units::Nanoseconds;
@@ -83,6 +96,9 @@ struct Entry {
     list: List,
     /// Recency: larger is more recent.
     stamp: u64,
+    /// Accessed once since it joined its list (`PG_referenced`); only the
+    /// active/inactive lists use it.
+    referenced: bool,
 }
 
 /// One recency list, split by cleanliness so the oldest clean page (the
@@ -194,25 +210,43 @@ impl PageCache {
         self.active.len()
     }
 
-    /// A read of a page: `true` on a hit (which refreshes its recency and,
-    /// under `ActiveInactive`, promotes an inactive page), `false` on a miss.
+    /// A read of a page: `true` on a hit, `false` on a miss. Under `Lru` a hit
+    /// makes the page the most recent; under `ActiveInactive` it is Linux's
+    /// `mark_page_accessed` (see the module's doc).
     pub fn access(&mut self, key: PageKey) -> bool {
         let Some(entry) = self.pages.get(&key).copied() else {
             return false;
         };
-        let list = match self.replacement {
-            Replacement::Lru => List::Inactive,
-            Replacement::ActiveInactive => List::Active,
-        };
-        self.relink(key, entry, list, entry.state);
+        match self.replacement {
+            Replacement::Lru => self.relink(key, entry, List::Inactive, entry.state),
+            Replacement::ActiveInactive => self.mark_accessed(key, entry),
+        }
         true
     }
 
+    /// Linux 2.6's `mark_page_accessed`: inactive and unreferenced becomes
+    /// referenced; inactive and referenced moves to the active list,
+    /// unreferenced; active becomes referenced. Only the move changes a
+    /// page's place in the lists.
+    fn mark_accessed(&mut self, key: PageKey, entry: Entry) {
+        if entry.list == List::Inactive && entry.referenced {
+            self.unlink(key, entry);
+            self.link(key, List::Active, entry.state, false);
+        } else if let Some(page) = self.pages.get_mut(&key) {
+            page.referenced = true;
+        }
+    }
+
     /// Brings a clean page in (a completed read), evicting clean pages as the
-    /// bound needs; returns the evicted pages. A page already present is only
-    /// accessed. `Err(Full)` when every page is dirty or being written back.
+    /// bound needs; returns the evicted pages. A page already present is left
+    /// as it is under `ActiveInactive` (nobody read it yet) and made the most
+    /// recent under `Lru`. `Err(Full)` when every page is dirty or being
+    /// written back.
     pub fn insert(&mut self, key: PageKey) -> Result<Vec<PageKey>, CacheError> {
-        if self.access(key) {
+        if let Some(entry) = self.pages.get(&key).copied() {
+            if self.replacement == Replacement::Lru {
+                self.relink(key, entry, List::Inactive, entry.state);
+            }
             return Ok(Vec::new());
         }
         let evicted = self.make_room()?;
@@ -228,6 +262,8 @@ impl PageCache {
         } else {
             let evicted = self.make_room()?;
             self.link_new(key, PageState::Clean);
+            // The write itself is the new page's first access.
+            self.access(key);
             evicted
         };
         let entry = self.pages[&key];
@@ -326,24 +362,34 @@ impl PageCache {
         self.count(entry.state, -1);
     }
 
-    fn link(&mut self, key: PageKey, list: List, state: PageState) {
+    fn link(&mut self, key: PageKey, list: List, state: PageState, referenced: bool) {
         let stamp = self.next_stamp;
         self.next_stamp += 1;
         self.list_mut(list)
             .side(state.is_clean())
             .insert(stamp, key);
         self.count(state, 1);
-        self.pages.insert(key, Entry { state, list, stamp });
+        self.pages.insert(
+            key,
+            Entry {
+                state,
+                list,
+                stamp,
+                referenced,
+            },
+        );
     }
 
     fn link_new(&mut self, key: PageKey, state: PageState) {
-        self.link(key, List::Inactive, state);
+        self.link(key, List::Inactive, state, false);
     }
 
-    /// Moves a page to the most recent end of `list` with `state`.
+    /// Moves a page to the most recent end of `list` with `state`, keeping
+    /// whether it was referenced (Linux keeps `PG_referenced` when it
+    /// deactivates an unmapped page).
     fn relink(&mut self, key: PageKey, entry: Entry, list: List, state: PageState) {
         self.unlink(key, entry);
-        self.link(key, list, state);
+        self.link(key, list, state, entry.referenced);
     }
 
     /// Evicts clean pages until one more page fits.

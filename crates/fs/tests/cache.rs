@@ -75,6 +75,7 @@ fn active_inactive_lists_resist_a_scan() {
         for index in 0..3 {
             cache.insert(page(1, index)).unwrap();
             assert!(cache.access(page(1, index)));
+            assert!(cache.access(page(1, index)));
         }
         for index in 0..30 {
             cache.insert(page(2, index)).unwrap();
@@ -87,6 +88,53 @@ fn active_inactive_lists_resist_a_scan() {
         );
         assert!(cache.len() <= 10);
     }
+}
+
+/// Linux 2.6's use-once rule (`mark_page_accessed`): one access marks a page,
+/// the second while it is inactive promotes it; a read completing for a cached
+/// page is no access.
+#[test]
+fn a_page_is_promoted_on_its_second_access() {
+    let mut cache = PageCache::new(10 * 4096, 4096, Replacement::ActiveInactive).unwrap();
+    cache.insert(page(1, 0)).unwrap();
+    cache.insert(page(1, 0)).unwrap();
+    assert_eq!(cache.active_pages(), 0, "read in twice, never read");
+    assert!(cache.access(page(1, 0)));
+    assert_eq!(cache.active_pages(), 0, "used once: stays inactive");
+    assert!(cache.access(page(1, 0)));
+    assert_eq!(cache.active_pages(), 1, "used twice: active");
+    cache.write(page(1, 1), seconds(0)).unwrap();
+    assert!(cache.access(page(1, 1)));
+    assert_eq!(cache.active_pages(), 2, "written, then read: two accesses");
+}
+
+/// Regression (issue 9, ext2-streams' jump when the 2 GB cache first filled):
+/// pages a stream read once must leave before its read-ahead that nobody has
+/// read yet. With one access promoting, the used pages were all active when the
+/// cache filled, the first reclaim demoted them past the read-ahead, and the
+/// read-ahead was evicted first.
+#[test]
+fn pending_read_ahead_outlives_pages_read_once() {
+    let mut cache = PageCache::new(100 * 4096, 4096, Replacement::ActiveInactive).unwrap();
+    // A stream has read pages 0..96 (each read in, then read once).
+    for index in 0..96 {
+        cache.insert(page(1, index)).unwrap();
+        assert!(cache.access(page(1, index)));
+    }
+    // Its read-ahead brings 96..100, not yet read; then another stream's pages
+    // arrive and the cache must reclaim.
+    for index in 96..100 {
+        cache.insert(page(1, index)).unwrap();
+    }
+    for index in 0..50 {
+        cache.insert(page(2, index)).unwrap();
+    }
+    let pending = (96..100).filter(|&i| cache.contains(page(1, i))).count();
+    assert_eq!(pending, 4, "read-ahead not yet read was evicted");
+    assert!(
+        !cache.contains(page(1, 0)),
+        "the oldest page read once is the first to go"
+    );
 }
 
 /// Linux 2.6.16's defaults: nothing is written before 30 s unless dirty pages

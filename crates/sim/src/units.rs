@@ -53,10 +53,10 @@ impl Sectors {
         self.0 * SECTOR_BYTES
     }
     /// The whole number of sectors in `bytes`; `None` when `bytes` is not a multiple of 512.
-    // `u64::is_multiple_of` needs Rust 1.87; the workspace supports 1.80.
-    #[allow(clippy::manual_is_multiple_of)]
     pub fn from_bytes(bytes: u64) -> Option<Sectors> {
-        (bytes % SECTOR_BYTES == 0).then_some(Sectors(bytes / SECTOR_BYTES))
+        bytes
+            .is_multiple_of(SECTOR_BYTES)
+            .then_some(Sectors(bytes / SECTOR_BYTES))
     }
 }
 

@@ -81,8 +81,6 @@ impl Parser {
 }
 
 /// One MSR line for `record` (hostname `spinstack`, response time 0).
-// `u64::is_multiple_of` needs Rust 1.87; the workspace supports 1.80.
-#[allow(clippy::manual_is_multiple_of)]
 pub(crate) fn format_line(record: &TraceRecord) -> Result<String, String> {
     let operation = match record.operation {
         Operation::Read => "Read",
@@ -94,7 +92,7 @@ pub(crate) fn format_line(record: &TraceRecord) -> Result<String, String> {
             ))
         }
     };
-    if record.arrival.0 % TICK_NS != 0 {
+    if !record.arrival.0.is_multiple_of(TICK_NS) {
         return Err(format!(
             "arrival {} ns is not a whole number of 100 ns filetime ticks",
             record.arrival.0

@@ -28,8 +28,13 @@
 //!   running stream with data due has its window queued there, and a new
 //!   stream's first request waits for the sweep to reach it. Anticipation is
 //!   not modelled (the streams sleep between calls, so it would not idle for
-//!   them); sent in arrival order instead (everything expired), the run gives
-//!   147 / -2% / 50% for the three claims.
+//!   them);
+//! - the trials: eight seeds per variant (the same seed, the same stream
+//!   positions in every variant), since one run's knee and its start-ups near
+//!   it move with the seed; the claims take the median knee and the means at
+//!   the paper's 130 streams.
+
+mod trials;
 
 use super::validation_host::HostProfile;
 use crate::claim::Claim;
@@ -42,12 +47,14 @@ use spinstack_disk::drive::{Drive, DriveOptions};
 use spinstack_fs::cache::{PageCache, Replacement};
 use spinstack_fs::elevator::ElevatorConfig;
 use spinstack_fs::readahead::Policy;
-use spinstack_fs::streams::{Pacing, StreamReport, StreamSetup, StreamWorkload, Streams};
+use spinstack_fs::streams::{Pacing, StreamSetup, StreamWorkload, Streams};
 use spinstack_fs::{Allocator, AllocatorConfig};
 use spinstack_sim::driver::run;
 use spinstack_sim::engine::{Engine, EngineOptions};
+use spinstack_sim::parallel::map_in_order;
 use spinstack_sim::units::Nanoseconds;
-use spinstack_volume::timed::{MemberStats, PlugPolicy, Striped};
+use spinstack_volume::timed::{PlugPolicy, Striped};
+use trials::{cut, describe, knees, latency_around, median, near, reached, Measured, Near};
 
 pub struct Ext2Streams;
 
@@ -87,6 +94,11 @@ const PAPER_REDUCTION: [f64; 3] = [0.0, 30.0, 55.0];
 const WINDOW: usize = 10;
 /// A lighter load the evidence also compares at (streams 71–80).
 const EARLY: usize = 80;
+/// Independent trials per variant (seeds `seed` to `seed + TRIALS - 1`): over
+/// eight seeds a conventional run's knee ranged from 148 to 194 streams and its
+/// 10-stream means near the knee from 1.1 to 1.9 s, so one run's verdicts (the
+/// knee, a cut near it) moved with any change of timing.
+const TRIALS: u64 = 8;
 /// A cap well past the paper's 130, so every variant reaches its limit.
 const MAX_STREAMS: usize = 2 * PAPER_STREAMS;
 
@@ -122,12 +134,6 @@ const VARIANTS: [Variant; 3] = [
         drive_prefetch: false,
     },
 ];
-
-/// One variant's run: what the streams saw and what the drive did.
-struct Measured {
-    report: StreamReport,
-    drive: MemberStats,
-}
 
 fn measure(variant: Variant, seed: u64) -> Result<Measured, LabError> {
     let fail = |problem: String| LabError::Run {
@@ -205,57 +211,6 @@ fn measure(variant: Variant, seed: u64) -> Result<Measured, LabError> {
     })
 }
 
-/// Streams that started within the limit (those before the first that did not).
-fn within_limit(report: &StreamReport) -> usize {
-    let limit = Nanoseconds::from_ms(GIVE_UP_S * 1000);
-    let latency = report.startup_latency();
-    latency
-        .iter()
-        .position(|&l| l > limit)
-        .unwrap_or(latency.len())
-}
-
-/// Mean of `values` over the `WINDOW` streams ending at stream `n`.
-fn mean_around<T: Copy>(values: &[T], n: usize, as_f64: impl Fn(T) -> f64) -> f64 {
-    let end = n.min(values.len());
-    let start = end.saturating_sub(WINDOW);
-    let slice = &values[start..end];
-    slice.iter().map(|&v| as_f64(v)).sum::<f64>() / slice.len().max(1) as f64
-}
-
-fn latency_around(report: &StreamReport, n: usize) -> f64 {
-    mean_around(&report.startup_latency(), n, |l| l.as_secs_f64())
-}
-
-/// What the run shows near stream `n`, for the claims' evidence.
-fn describe(name: &str, m: &Measured, n: usize) -> String {
-    let r = &m.report;
-    let startups = &r.startups;
-    let per_request_ms = m.drive.busy.as_secs_f64() * 1e3 / m.drive.completed.max(1) as f64;
-    let mean_kb = r.sectors as f64 / 2.0 / r.requests.max(1) as f64;
-    format!(
-        "{name}: {} streams within 3 s; streams {}–{n}: start-up {:.2} s (first byte {:.2} \
-         s), {:.1} disk waits in the first call, {:.0} requests out when each \
-         started ({:.0} on average over the run); over the run {} calls taking {:.2} s on average, {} requests of {:.0} \
-         KB on average ({:.2} per call), the drive busy {:.1} ms per request, {:.0}% of \
-         the time",
-        within_limit(r),
-        n.saturating_sub(WINDOW) + 1,
-        latency_around(r, n),
-        mean_around(startups, n, |s| s.first_byte.map_or(0.0, |f| f.as_secs_f64())),
-        mean_around(startups, n, |s| f64::from(s.disk_waits)),
-        mean_around(startups, n, |s| s.queued_at_start as f64),
-        r.mean_in_flight(),
-        r.calls_done,
-        r.call_time.as_secs_f64() / r.calls_done.max(1) as f64,
-        r.requests,
-        mean_kb,
-        r.requests as f64 / r.calls_done.max(1) as f64,
-        per_request_ms,
-        100.0 * m.drive.busy.as_secs_f64() / r.ended.as_secs_f64().max(1e-9),
-    )
-}
-
 impl Experiment for Ext2Streams {
     fn id(&self) -> &'static str {
         "ext2-streams"
@@ -264,72 +219,68 @@ impl Experiment for Ext2Streams {
         "Start-up latency of multimedia-like streams, ext2 vs one-track window vs track-aligned (validation Fig. 7)"
     }
     fn run(&self, context: &RunContext) -> Result<Outcome, LabError> {
-        context.progress.set_length(VARIANTS.len() as u64);
-        let measured = VARIANTS
-            .iter()
-            .map(|&variant| {
-                let one = measure(variant, context.seed)?;
-                context.progress.inc(1);
-                Ok(one)
-            })
-            .collect::<Result<Vec<_>, LabError>>()?;
-        let reports: Vec<&StreamReport> = measured.iter().map(|m| &m.report).collect();
-        // The paper compares at 130 streams, where its conventional run
-        // reached 3 s: compare where ours did (the stream that crossed
-        // included), or fewer if some variant stopped earlier.
-        let n = reports
-            .iter()
-            .map(|r| r.startup_latency().len())
-            .min()
-            .unwrap_or(0)
-            .min((within_limit(reports[0]) + 1).min(MAX_STREAMS));
-        let latency: Vec<f64> = reports.iter().map(|r| latency_around(r, n)).collect();
-        let reduction = |k: usize| 100.0 * (1.0 - latency[k] / latency[0].max(1e-12));
+        let items: Vec<(usize, u64)> = (0..VARIANTS.len())
+            .flat_map(|v| (0..TRIALS).map(move |t| (v, t)))
+            .collect();
+        context.progress.set_length(items.len() as u64);
+        let runs = map_in_order(
+            &items,
+            |&(v, trial)| measure(VARIANTS[v], context.seed + trial),
+            || context.progress.inc(1),
+        );
+        let mut by_variant: Vec<Vec<Measured>> = VARIANTS.iter().map(|_| Vec::new()).collect();
+        for (&(v, _), run) in items.iter().zip(runs) {
+            by_variant[v].push(run?);
+        }
         let mut data = DataTable::new(&[
             "variant",
+            "trial_seed",
             "stream",
             "startup_latency_s",
             "first_byte_s",
             "disk_waits",
             "requests_in_flight_at_start",
         ]);
-        for (variant, report) in VARIANTS.iter().zip(&reports) {
-            for (k, startup) in report.startups.iter().enumerate() {
-                let (Some(latency), Some(first_byte)) = (startup.latency, startup.first_byte)
-                else {
-                    break;
-                };
-                data.push(vec![
-                    variant.name.into(),
-                    (k + 1).into(),
-                    latency.as_secs_f64().into(),
-                    first_byte.as_secs_f64().into(),
-                    startup.disk_waits.into(),
-                    startup.queued_at_start.into(),
-                ]);
+        for (variant, trials) in VARIANTS.iter().zip(&by_variant) {
+            for (trial, m) in trials.iter().enumerate() {
+                for (k, startup) in m.report.startups.iter().enumerate() {
+                    let (Some(latency), Some(first_byte)) = (startup.latency, startup.first_byte)
+                    else {
+                        break;
+                    };
+                    data.push(vec![
+                        variant.name.into(),
+                        (context.seed + trial as u64).into(),
+                        (k + 1).into(),
+                        latency.as_secs_f64().into(),
+                        first_byte.as_secs_f64().into(),
+                        startup.disk_waits.into(),
+                        startup.queued_at_start.into(),
+                    ]);
+                }
             }
         }
-        let described: Vec<String> = VARIANTS
-            .iter()
-            .zip(&measured)
-            .map(|(v, m)| describe(v.name, m, n))
-            .collect();
-        let claims = claims(&measured, &described, n, reduction);
+        let claims = claims(&by_variant);
         Ok(Outcome {
             data,
-            figure: figure(&reports),
+            figure: figure(&by_variant),
             claims,
             notes: vec![format!(
                 "Each stream reads 500 KB (125 pages; one second of data per call, \
                  assumed) and sleeps a second, from a random page of one 64 GB file (most \
-                 of the disk; seed {}), through a 2 GB page cache and its own read-ahead, \
+                 of the disk), through a 2 GB page cache and its own read-ahead, \
                  each call served as Linux 2.6.16 serves it (a window at a time, the \
                  ahead window issued with it); a new stream every 1.001 s until one's \
-                 first call takes over 3 s (or {} streams). Start-up latency: the first \
-                 call's return (the first byte's time is in data.csv). Reductions compare \
-                 the mean latency of the {WINDOW} streams up to stream {n} (where \
-                 conventional ext2 reached 3 s, as the paper's did at 130, or the most \
-                 streams every variant started within 3 s). The elevator (Linux 2.6.16's \
+                 first call takes over 3 s (or {MAX_STREAMS} streams). {TRIALS} trials \
+                 per variant, seeds {} to {} (the same seed gives every variant the same \
+                 stream positions): one run's start-ups near its knee scatter between 0 \
+                 and 3 s and its knee moves by tens of streams with the seed, so the \
+                 streams within 3 s are the trials' median and the latencies are means \
+                 over the trials (the plot's curves: where every trial got). Start-up \
+                 latency: the first call's return (the first byte's time is in \
+                 data.csv). Reductions compare the mean latency of the {WINDOW} streams \
+                 up to stream {PAPER_STREAMS}, the paper's comparison point. The \
+                 elevator (Linux 2.6.16's \
                  anticipatory scheduler's order: an ascending sweep, the oldest first \
                  when expired at its FIFO check every 125 ms) sends one request at a \
                  time; below it Linux's plug (3 ms, 4 requests; track-aware \
@@ -340,7 +291,7 @@ impl Experiment for Ext2Streams {
                  the cache on), as the paper ran it: 'for subsequent experiments, we \
                  disabled disk firmware prefetch for track-aligned accesses' (§2.5).",
                 context.seed,
-                MAX_STREAMS,
+                context.seed + TRIALS - 1,
                 HostProfile::pentium_d_830().device_io.describe(),
                 drives::cache_rules(MAXTOR),
             )],
@@ -348,137 +299,137 @@ impl Experiment for Ext2Streams {
     }
 }
 
-/// What one variant's start-ups looked like near stream `n`.
-struct Near {
-    latency_s: f64,
-    first_byte_s: f64,
-    waits: f64,
-    queued: f64,
-    request_kb: f64,
-    /// Drive time per request over the run (busy time over requests).
-    request_ms: f64,
-    requests_per_call: f64,
-}
-
-fn near(m: &Measured, n: usize) -> Near {
-    let r = &m.report;
-    Near {
-        latency_s: latency_around(r, n),
-        first_byte_s: mean_around(&r.startups, n, |s| {
-            s.first_byte.map_or(0.0, |f| f.as_secs_f64())
-        }),
-        waits: mean_around(&r.startups, n, |s| f64::from(s.disk_waits)),
-        queued: mean_around(&r.startups, n, |s| s.queued_at_start as f64),
-        request_kb: r.sectors as f64 / 2.0 / r.requests.max(1) as f64,
-        request_ms: m.drive.busy.as_secs_f64() * 1e3 / m.drive.completed.max(1) as f64,
-        requests_per_call: r.requests as f64 / r.calls_done.max(1) as f64,
-    }
-}
-
-fn claims(
-    measured: &[Measured],
-    described: &[String],
-    n: usize,
-    reduction: impl Fn(usize) -> f64,
-) -> Vec<Claim> {
-    let all = described.join("; ");
-    let base = near(&measured[0], n);
-    let started = within_limit(&measured[0].report);
+fn claims(by_variant: &[Vec<Measured>]) -> Vec<Claim> {
+    let n = PAPER_STREAMS;
+    let all = VARIANTS
+        .iter()
+        .zip(by_variant)
+        .map(|(v, trials)| describe(v.name, trials, n))
+        .collect::<Vec<_>>()
+        .join("; ");
+    let base = near(&by_variant[0], n);
+    let conventional_knees = knees(&by_variant[0]);
+    let started = median(&conventional_knees);
     let limit = Claim::new(
         "conventional: streams started within 3 s",
         "§2.5, Fig. 7",
         "streams",
         PAPER_STREAMS as f64,
-        started as f64,
+        started,
     )
     .explain_if_missed(format!(
-        "Ours reaches 3 s at stream {}. A new stream's first request queues behind one \
-         request per running stream ({:.0} out when streams {}–{n} started), sent one at a \
-         time in the elevator's sweep, and its 500 KB call waits {:.1} times with a \
-         128 KB window; since a stream sleeps a second after each call, a loaded drive \
-         slows every stream's calls rather than letting the queue grow without bound, so \
+        "Ours reaches 3 s after {started:.0} streams (median of {TRIALS} trials; \
+         theirs {}). A new stream's first request queues behind about one request per \
+         running stream ({:.0} out when streams {}–{n} started), sent one at a time in \
+         the elevator's sweep, and its 500 KB call waits {:.1} times with a 128 KB \
+         window; since a stream sleeps a second after each call, a loaded drive slows \
+         every stream's calls rather than letting the queue grow without bound, so \
          latency grows by about the drive time of one call per added stream ({:.2} \
-         requests of {:.0} KB × {:.1} ms = {:.0} ms here; the paper's 3 s at 130 streams \
-         is (3 + 1) s / 130 = 31 ms). Where the rise starts and its slope depend on the \
-         assumed call size, data span (64 GB: the seek) and pacing. {all}.",
-        started + 1,
+         requests of {:.0} KB × {:.1} ms = {:.0} ms here; the paper's 3 s at 130 \
+         streams is (3 + 1) s / 130 = 31 ms). Where the rise starts and its slope \
+         depend on the assumed call size, data span (64 GB: the seek) and pacing. {all}.",
+        conventional_knees
+            .iter()
+            .map(|k| format!("{k:.0}"))
+            .collect::<Vec<_>>()
+            .join(", "),
         base.queued,
-        n.saturating_sub(WINDOW) + 1,
+        n - WINDOW + 1,
         base.waits,
         base.requests_per_call,
         base.request_kb,
         base.request_ms,
         base.requests_per_call * base.request_ms,
     ));
-    // The cut over the `WINDOW` streams ending at stream `at`.
-    let cut_at = |k: usize, at: usize| {
-        let mean = |m: &Measured| latency_around(&m.report, at);
-        100.0 * (1.0 - mean(&measured[k]) / mean(&measured[0]).max(1e-12))
-    };
-    let early_cut = |k: usize| cut_at(k, EARLY);
-    let reductions = [1, 2].map(|k| {
-        let name = VARIANTS[k].name;
-        let this = near(&measured[k], n);
-        Claim::new(
-            &format!("{name}: start-up latency reduction at 130 streams (%)"),
-            "§2.5, Fig. 7",
-            "%",
-            PAPER_REDUCTION[k],
-            reduction(k),
-        )
-        .explain_if_missed(format!(
-            "Compared at stream {n}, the most streams every variant started within 3 s \
-             (the paper compares at 130, where its conventional run reached 3 s). \
-             {name}: {:.2} s against {:.2} s conventionally. Its new stream still queues \
-             behind about one request per running stream ({:.0} against {:.0} out \
-             when it started), each {:.0} KB costing the drive {:.1} ms against {:.1} ms \
-             for a {:.0} KB one, so its first byte comes at {:.2} s against {:.2} s; it \
-             then waits {:.1} times for its 500 KB call against {:.1}. The larger window \
-             saves waits, but each request a new stream queues behind costs the drive \
-             more: the elevator's sweep sends a conventional stream's consecutive 128 KB \
-             windows one after another, so most cost little more than their transfer \
-             (the drive's read-ahead holds them), which is what the larger windows were \
-             to win. Lighter loaded, at streams {}–{EARLY}, the cut is {:.0}% (one-track \
-             window) and {:.0}% (track-aligned). Near the knee single start-ups scatter \
-             between 0 and 3 s, so the cut moves with the streams compared: over the \
-             ten up to stream {} it is {:.0}%, up to stream {} {:.0}%. {all}.",
-            this.latency_s,
-            base.latency_s,
-            this.queued,
-            base.queued,
-            this.request_kb,
-            this.request_ms,
-            base.request_ms,
-            base.request_kb,
-            this.first_byte_s,
-            base.first_byte_s,
-            this.waits,
-            base.waits,
-            EARLY - WINDOW + 1,
-            early_cut(1),
-            early_cut(2),
-            n.saturating_sub(2 * WINDOW),
-            cut_at(k, n.saturating_sub(2 * WINDOW)),
-            n.saturating_sub(WINDOW),
-            cut_at(k, n.saturating_sub(WINDOW)),
-        ))
-    });
+    let reductions = [1, 2].map(|k| reduction_claim(by_variant, k, &base, &all));
     let mut claims = vec![limit];
     claims.extend(reductions);
     claims
 }
 
-fn figure(reports: &[&StreamReport]) -> Figure {
+/// Variant `k`'s cut at the paper's 130 streams, with the evidence of a miss.
+fn reduction_claim(by_variant: &[Vec<Measured>], k: usize, base: &Near, all: &str) -> Claim {
+    let n = PAPER_STREAMS;
+    let name = VARIANTS[k].name;
+    let this = near(&by_variant[k], n);
+    // The cut at other loads, where every trial of both variants got.
+    let elsewhere = [EARLY, 100, 120, 140, 150]
+        .iter()
+        .filter(|&&at| {
+            [0, k]
+                .iter()
+                .all(|&v| by_variant[v].iter().all(|m| reached(m, at)))
+        })
+        .map(|&at| format!("{:.0}% at stream {at}", cut(by_variant, k, at)))
+        .collect::<Vec<_>>()
+        .join(", ");
+    // Paired by seed: each trial's own cut (trials that reached stream n in both).
+    let per_trial: Vec<f64> = by_variant[0]
+        .iter()
+        .zip(&by_variant[k])
+        .filter(|(a, b)| reached(a, n) && reached(b, n))
+        .map(|(a, b)| {
+            100.0 * (1.0 - latency_around(&b.report, n) / latency_around(&a.report, n).max(1e-12))
+        })
+        .collect();
+    let (low, high) = per_trial
+        .iter()
+        .fold((f64::MAX, f64::MIN), |(lo, hi), &c| (lo.min(c), hi.max(c)));
+    Claim::new(
+        &format!("{name}: start-up latency reduction at 130 streams (%)"),
+        "§2.5, Fig. 7",
+        "%",
+        PAPER_REDUCTION[k],
+        cut(by_variant, k, n),
+    )
+    .explain_if_missed(format!(
+        "Mean over the trials of streams {}–{n}: {name} {:.2} s against {:.2} s \
+         conventionally (the paper's conventional run is at 3 s there; ours reaches \
+         3 s later, see the first claim). Each trial's own cut (same seed, same \
+         positions) ranges {low:.0}% to {high:.0}% over {} trials; the cut elsewhere: \
+         {elsewhere}. Its new stream still queues behind about one request per running \
+         stream ({:.0} against {:.0} out when it started), each {:.0} KB costing the \
+         drive {:.1} ms against {:.1} ms for a {:.0} KB one, so its first byte comes \
+         at {:.2} s against {:.2} s; it then waits {:.1} times for its 500 KB call \
+         against {:.1}. The larger window saves waits, but each request a new stream \
+         queues behind costs the drive more: the elevator's sweep sends a conventional \
+         stream's consecutive 128 KB windows one after another, so most cost little \
+         more than their transfer (the drive's read-ahead holds them), which is what \
+         the larger windows were to win. {all}.",
+        n - WINDOW + 1,
+        this.latency_s,
+        base.latency_s,
+        per_trial.len(),
+        this.queued,
+        base.queued,
+        this.request_kb,
+        this.request_ms,
+        base.request_ms,
+        base.request_kb,
+        this.first_byte_s,
+        base.first_byte_s,
+        this.waits,
+        base.waits,
+    ))
+}
+
+/// Mean start-up latency per stream over the trials, up to the last stream
+/// every trial started (the curve would otherwise mix trials); below, each
+/// trial's knee.
+fn figure(by_variant: &[Vec<Measured>]) -> Figure {
     let mut series: Vec<Series> = VARIANTS
         .iter()
-        .zip(reports)
+        .zip(by_variant)
         .enumerate()
-        .map(|(color, (variant, report))| {
-            let points = report
-                .startup_latency()
-                .iter()
-                .enumerate()
-                .map(|(k, l)| ((k + 1) as f64, l.as_secs_f64()))
+        .map(|(color, (variant, trials))| {
+            let latencies: Vec<Vec<Nanoseconds>> =
+                trials.iter().map(|m| m.report.startup_latency()).collect();
+            let common = latencies.iter().map(Vec::len).min().unwrap_or(0);
+            let points = (0..common)
+                .map(|k| {
+                    let sum: f64 = latencies.iter().map(|l| l[k].as_secs_f64()).sum();
+                    ((k + 1) as f64, sum / latencies.len() as f64)
+                })
                 .collect();
             Series::new(variant.name, Mark::Line, color, points)
         })
@@ -493,13 +444,46 @@ fn figure(reports: &[&StreamReport]) -> Figure {
         0,
         paper_points,
     ));
+    let mut knee_series: Vec<Series> = VARIANTS
+        .iter()
+        .zip(by_variant)
+        .enumerate()
+        .map(|(color, (variant, trials))| {
+            let points = knees(trials)
+                .iter()
+                .enumerate()
+                .map(|(t, &k)| ((t + 1) as f64, k))
+                .collect();
+            Series::new(variant.name, Mark::Markers, color, points)
+        })
+        .collect();
+    knee_series.push(Series::new(
+        "paper (conventional): 130",
+        Mark::Dashed,
+        6,
+        vec![
+            (1.0, PAPER_STREAMS as f64),
+            (TRIALS as f64, PAPER_STREAMS as f64),
+        ],
+    ));
     Figure {
-        panels: vec![Panel {
-            title: "Start-up latency of each new stream (Maxtor Atlas 10K V)".to_string(),
-            x_label: "streams (one new per second)".to_string(),
-            y_label: "start-up latency (s)".to_string(),
-            content: PanelContent::Lines(series),
-            legend: LegendCorner::UpperLeft,
-        }],
+        panels: vec![
+            Panel {
+                title: format!(
+                    "Mean start-up latency of each new stream over {TRIALS} trials (Maxtor Atlas 10K V)"
+                ),
+                x_label: "streams (one new per second)".to_string(),
+                y_label: "start-up latency (s)".to_string(),
+                content: PanelContent::Lines(series),
+                legend: LegendCorner::UpperLeft,
+            },
+            Panel {
+                title: "Streams started within 3 s, each trial".to_string(),
+                x_label: "trial (seed offset + 1)".to_string(),
+                y_label: "streams".to_string(),
+                content: PanelContent::Lines(knee_series),
+                legend: LegendCorner::LowerRight,
+            },
+        ],
     }
 }
