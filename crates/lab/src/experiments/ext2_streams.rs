@@ -319,7 +319,7 @@ fn claims(by_variant: &[Vec<Measured>]) -> Vec<Claim> {
     )
     .explain_if_missed(format!(
         "Ours reaches 3 s after {started:.0} streams (median of {TRIALS} trials; \
-         theirs {}). A new stream's first request queues behind about one request per \
+         each trial's: {}). A new stream's first request queues behind about one request per \
          running stream ({:.0} out when streams {}–{n} started), sent one at a time in \
          the elevator's sweep, and its 500 KB call waits {:.1} times with a 128 KB \
          window; since a stream sleeps a second after each call, a loaded drive slows \
