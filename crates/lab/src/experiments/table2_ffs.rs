@@ -572,7 +572,7 @@ fn notes() -> Vec<String> {
          8 KB `read` per call, diff's files read in turn. The drive is the catalog Atlas \
          10K with Table 1's 0.8 ms head switch (the extracted entry's 0.176 ms would let \
          a zero-latency read of the next track start before its 63-sector skew has \
-         passed; drives::atlas_10k_as_published) on the testbed's 80 MB/s Ultra2 Wide \
+         passed; drives::as_published) on the testbed's 80 MB/s Ultra2 Wide \
          link (§5.1) with a tagged queue (§4.2.2); CPU per call 12 µs + 6 µs per KB copied (Chung et al. 2000, Table 11; \
          the nearest published figure for the paper's 550 MHz Pentium III). FFS: 8 KB \
          blocks, 32 MB groups (§4.2.1), maxbpg 2048 (newfs), read-ahead limit 32 blocks \

@@ -2,7 +2,7 @@
 //! (`table2_ffs`) and writes (`table2_ffs_writes`): the Atlas 10K behind an
 //! Ultra2 Wide link with tagged queuing.
 
-use crate::drives;
+use crate::drives::{self, ATLAS_10K};
 use crate::LabError;
 use spinstack_disk::drive::DriveOptions;
 use spinstack_disk::DriveSpec;
@@ -15,10 +15,10 @@ pub(super) const HOST_LINK_MB_PER_S: f64 = 80.0;
 pub(super) const TAGGED_QUEUE_DEPTH: u32 = 16;
 
 /// The Atlas 10K as the paper published it (Table 1's head switch, see
-/// [`drives::atlas_10k_as_published`]) behind the testbed's link.
+/// [`drives::as_published`]) behind the testbed's link.
 pub(super) fn atlas10k_spec() -> Result<DriveSpec, LabError> {
     Ok(drives::with_host_link(
-        &drives::atlas_10k_as_published()?,
+        &drives::as_published(ATLAS_10K)?,
         HOST_LINK_MB_PER_S,
     ))
 }

@@ -86,13 +86,11 @@ fn has_zero_latency(spec: &DriveSpec) -> bool {
 /// The catalog drive as the paper's testbed ran it, and whether zero-latency access
 /// had to be switched off because the catalog entry has it and the paper's drive not.
 fn testbed_spec(setup: &Setup) -> Result<(DriveSpec, bool), LabError> {
-    // The Atlas 10K as the paper published it (Table 1's head switch).
-    let catalog = if setup.catalog == ATLAS_10K {
-        drives::atlas_10k_as_published()?
-    } else {
-        drives::spec(setup.catalog)?
-    };
-    let mut spec = drives::with_host_link(&catalog, setup.host_link_megabytes_per_second);
+    // The drive as the paper published it (Table 1's head switch).
+    let mut spec = drives::with_host_link(
+        &drives::as_published(setup.catalog)?,
+        setup.host_link_megabytes_per_second,
+    );
     if setup.whole_track_before_bus {
         spec.firmware.bus.zero_latency_track_whole_before_bus = true;
     }
@@ -149,14 +147,18 @@ fn override_note(overridden: &[bool]) -> String {
              zero-latency disks \"only send data over the bus in ascending LBN order\" and \
              measured 3% bus/media overlap for aligned reads; its DiskSim-extracted entry \
              cannot carry that (DiskSim sends each block once it and the blocks before it \
-             are buffered), so it is switched on here. It also switches heads in Table 1's \
-             {} ms instead of the extracted {} ms (drives::atlas_10k_as_published: with the \
-             extracted switch a zero-latency read of the next track starts before the \
-             63-sector skew has passed).",
-            setup.label,
-            setup.catalog,
-            drives::ATLAS_10K_TABLE_1_HEAD_SWITCH_MS,
-            drives::spec(setup.catalog).map_or(f64::NAN, |s| s.mechanics.head_switch_ms),
+             are buffered), so it is switched on here.",
+            setup.label, setup.catalog
+        ));
+    }
+    for &(name, head_switch_ms) in &drives::TABLE_1_HEAD_SWITCH_MS {
+        let extracted = drives::spec(name).map_or(f64::NAN, |s| s.mechanics.head_switch_ms);
+        text.push_str(&format!(
+            " The {name} entry (DiskSim's DIXtrac-extracted model) switches heads in Table \
+             1's {head_switch_ms} ms here instead of the extracted {extracted} ms \
+             (drives::as_published: its track skew is formatted for about Table 1's \
+             switch, and with the extracted one a zero-latency read of the next track \
+             starts before the skew has passed)."
         ));
     }
     text
