@@ -156,6 +156,32 @@ pub fn with_write_through(spec: &DriveSpec) -> DriveSpec {
     spec
 }
 
+/// The traxtents paper's Table 1 head switches of its two DIXtrac-extracted drives
+/// (the hand-made entries, `atlas10k2` and `cheetahx15`, already carry theirs).
+pub const TABLE_1_HEAD_SWITCH_MS: [(&str, f64); 2] = [(ATLAS_10K, 0.8), (ULTRASTAR_18ES, 1.1)];
+
+/// A traxtents-paper drive as the paper describes its testbed: the catalog entry
+/// with Table 1's head switch where the entry is DiskSim's DIXtrac-extracted model
+/// (Atlas 10K: 0.8 ms instead of the extracted 0.176 ms; Ultrastar 18ES: 1.1 ms
+/// instead of 0.062 ms); every other drive as catalogued. The catalog entries stay
+/// DiskSim's. Why: their track skews (Atlas 10K 63 sectors, 1.13 ms; Ultrastar 58
+/// sectors, 1.24 ms) are formatted for about Table 1's switch, and with the
+/// extracted ones a zero-latency read of the next track starts about 0.95 ms
+/// before a sequential stream reaches that track's first sector, so whole-track
+/// requests outran sequential ones; the paper measured the opposite on the Atlas
+/// 10K (FFS "reads at the maximum disk streaming rate", the traxtent scan 5%
+/// slower for its excluded blocks, §5.3), and its Table 1 is by DIXtrac's authors.
+/// Every experiment that times these drives as the paper's testbed uses this
+/// (table2-ffs, zero-latency-matters).
+pub fn as_published(name: &str) -> Result<DriveSpec, LabError> {
+    let mut spec = spec(name)?;
+    if let Some(&(_, head_switch_ms)) = TABLE_1_HEAD_SWITCH_MS.iter().find(|(n, _)| *n == name) {
+        spec.mechanics.head_switch_ms = head_switch_ms;
+        spec.name = format!("{}+table-1-head-switch", spec.name);
+    }
+    Ok(spec)
+}
+
 /// The drive attached through a host link of `megabytes_per_second` (10^6 bytes/s):
 /// the traxtents testbed's adapters (§5.1) rather than whatever link the drive's
 /// parameter set was extracted on. The link is part of the testbed, not the drive.

@@ -312,7 +312,7 @@ fn claims(scans: &[Measured], diffs: &[Measured]) -> Vec<Claim> {
     let trax_per_request = s_trax.media_ms + s_trax.rotation_ms + s_trax.head_switch_ms;
     let unmod_switch = s_unmod.rotation_ms + s_unmod.head_switch_ms;
     let scan_note = format!(
-        "The model's traxtent scan is faster, not slower. Per request (drive breakdown): \
+        "Per request (drive breakdown): \
          unmodified FFS reads {:.0} KB in {:.2} ms of media transfer plus {:.2} ms of \
          rotation and head switch — the track switches inside its requests wait for the \
          Atlas 10K's 63-sector track skew (1.13 ms) to pass, as any sequential stream \
@@ -570,8 +570,10 @@ fn notes() -> Vec<String> {
     vec![
         "The paper's sizes: a 4 GB scan and a diff of two 512 MB files, each file created in one directory (group 0) on a fresh FFS; one \
          8 KB `read` per call, diff's files read in turn. The drive is the catalog Atlas \
-         10K on the testbed's 80 MB/s Ultra2 Wide link (§5.1) with a tagged queue \
-         (§4.2.2); CPU per call 12 µs + 6 µs per KB copied (Chung et al. 2000, Table 11; \
+         10K with Table 1's 0.8 ms head switch (the extracted entry's 0.176 ms would let \
+         a zero-latency read of the next track start before its 63-sector skew has \
+         passed; drives::as_published) on the testbed's 80 MB/s Ultra2 Wide \
+         link (§5.1) with a tagged queue (§4.2.2); CPU per call 12 µs + 6 µs per KB copied (Chung et al. 2000, Table 11; \
          the nearest published figure for the paper's 550 MHz Pentium III). FFS: 8 KB \
          blocks, 32 MB groups (§4.2.1), maxbpg 2048 (newfs), read-ahead limit 32 blocks \
          (§4.2.1 footnote 1)."

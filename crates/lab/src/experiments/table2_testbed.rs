@@ -14,10 +14,11 @@ pub(super) const HOST_LINK_MB_PER_S: f64 = 80.0;
 /// requests outstanding, so any depth of four or more gives the same run.
 pub(super) const TAGGED_QUEUE_DEPTH: u32 = 16;
 
-/// The catalog Atlas 10K behind the testbed's link.
+/// The Atlas 10K as the paper published it (Table 1's head switch, see
+/// [`drives::as_published`]) behind the testbed's link.
 pub(super) fn atlas10k_spec() -> Result<DriveSpec, LabError> {
     Ok(drives::with_host_link(
-        &drives::spec(ATLAS_10K)?,
+        &drives::as_published(ATLAS_10K)?,
         HOST_LINK_MB_PER_S,
     ))
 }

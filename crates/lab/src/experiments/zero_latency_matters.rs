@@ -86,8 +86,9 @@ fn has_zero_latency(spec: &DriveSpec) -> bool {
 /// The catalog drive as the paper's testbed ran it, and whether zero-latency access
 /// had to be switched off because the catalog entry has it and the paper's drive not.
 fn testbed_spec(setup: &Setup) -> Result<(DriveSpec, bool), LabError> {
+    // The drive as the paper published it (Table 1's head switch).
     let mut spec = drives::with_host_link(
-        &drives::spec(setup.catalog)?,
+        &drives::as_published(setup.catalog)?,
         setup.host_link_megabytes_per_second,
     );
     if setup.whole_track_before_bus {
@@ -141,8 +142,23 @@ fn override_note(overridden: &[bool]) -> String {
     }
     for setup in DRIVES.iter().filter(|s| s.whole_track_before_bus) {
         text.push_str(&format!(
-            " The {} ({}) sends a track it read out of LBN order to the host only once all              of it is buffered, as the Atlas 10K II's catalog entry does: §5.2 says              zero-latency disks \"only send data over the bus in ascending LBN order\" and              measured 3% bus/media overlap for aligned reads; its DiskSim-extracted entry              cannot carry that (DiskSim sends each block once it and the blocks before it              are buffered), so it is switched on here.",
+            " The {} ({}) sends a track it read out of LBN order to the host only once all \
+             of it is buffered, as the Atlas 10K II's catalog entry does: §5.2 says \
+             zero-latency disks \"only send data over the bus in ascending LBN order\" and \
+             measured 3% bus/media overlap for aligned reads; its DiskSim-extracted entry \
+             cannot carry that (DiskSim sends each block once it and the blocks before it \
+             are buffered), so it is switched on here.",
             setup.label, setup.catalog
+        ));
+    }
+    for &(name, head_switch_ms) in &drives::TABLE_1_HEAD_SWITCH_MS {
+        let extracted = drives::spec(name).map_or(f64::NAN, |s| s.mechanics.head_switch_ms);
+        text.push_str(&format!(
+            " The {name} entry (DiskSim's DIXtrac-extracted model) switches heads in Table \
+             1's {head_switch_ms} ms here instead of the extracted {extracted} ms \
+             (drives::as_published: its track skew is formatted for about Table 1's \
+             switch, and with the extracted one a zero-latency read of the next track \
+             starts before the skew has passed)."
         ));
     }
     text
