@@ -204,21 +204,15 @@ impl Drive {
                 .map_err(|e| invalid(e.to_string()))?;
             power.set_policy(Nanoseconds::ZERO, Some(policy));
         }
-        let firmware = if options.write_back_cache {
-            let mut firmware = spec.firmware.clone();
-            firmware.cache.fast_write_level = 2;
-            Firmware::new(
-                &firmware,
-                options.cache_disabled,
-                options.read_ahead_disabled,
-            )
-        } else {
-            Firmware::new(
-                &spec.firmware,
-                options.cache_disabled,
-                options.read_ahead_disabled,
-            )
-        };
+        let mut firmware_spec = spec.firmware.clone();
+        if options.write_back_cache {
+            firmware_spec.cache.fast_write_level = 2;
+        }
+        let firmware = Firmware::new(
+            &firmware_spec,
+            options.cache_disabled,
+            options.read_ahead_disabled,
+        );
         let queue_depth = options
             .queue_depth
             .unwrap_or(spec.firmware.queue.max_queue_length)

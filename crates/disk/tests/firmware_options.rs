@@ -149,6 +149,17 @@ fn maxtor() -> DriveSpec {
 
 /// `starts.len()` reads of `sectors` each at the given first LBNs, one at a time
 /// with no think time: the completions and when the last one was done.
+/// Sectors of the drive's first track (LBN 0's).
+fn first_track_sectors(spec: &DriveSpec) -> u64 {
+    Drive::new(spec, DriveOptions::default())
+        .expect("drive builds")
+        .layout()
+        .track_of(Lbn(0))
+        .expect("LBN 0")
+        .sectors
+        .0
+}
+
 fn reads_at(spec: &DriveSpec, starts: &[u64], sectors: u64) -> (Vec<Completion>, Nanoseconds) {
     reads_with(
         spec,
@@ -212,13 +223,7 @@ fn read_ahead_of_the_prefetch_rides_it() {
         ms.sort_by(f64::total_cmp);
         ms[ms.len() / 2]
     };
-    let first_track = Drive::new(&on, DriveOptions::default())
-        .expect("drive builds")
-        .layout()
-        .track_of(Lbn(0))
-        .expect("LBN 0")
-        .sectors
-        .0;
+    let first_track = first_track_sectors(&on);
     let stride_ms = 32.0 * revolution_ms / first_track as f64;
     assert!(
         (median(&with) - stride_ms).abs() < 0.1 * stride_ms,
@@ -317,13 +322,7 @@ fn read_hit_keeps_a_fast_reader_streaming() {
     let starts = sequential(reads, 48);
     let (_, with_end) = reads_at(&on, &starts, 48);
     let (_, without_end) = reads_at(&off, &starts, 48);
-    let first_track = Drive::new(&on, DriveOptions::default())
-        .expect("drive builds")
-        .layout()
-        .track_of(Lbn(0))
-        .expect("LBN 0")
-        .sectors
-        .0;
+    let first_track = first_track_sectors(&on);
     let revolution_ms = 60_000.0 / f64::from(on.mechanics.rpm);
     let media_ms = 48.0 * revolution_ms / first_track as f64;
     let per_read = |end: Nanoseconds| end.as_ms_f64() / reads as f64;

@@ -170,6 +170,16 @@ impl StreamReport {
     pub fn startup_latency(&self) -> Vec<Nanoseconds> {
         self.startups.iter().map_while(|s| s.latency).collect()
     }
+
+    /// Streams that started within `limit`: those before the first whose
+    /// start-up latency exceeded it (all of them when none did).
+    pub fn started_within(&self, limit: Nanoseconds) -> usize {
+        let latency = self.startup_latency();
+        latency
+            .iter()
+            .position(|&l| l > limit)
+            .unwrap_or(latency.len())
+    }
 }
 
 /// Wake-up token of the next stream's arrival (stream wake-ups are their index).

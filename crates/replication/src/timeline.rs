@@ -160,33 +160,51 @@ impl Timeline {
 }
 
 impl Timeline {
+    /// Per batch of the first `cycles`: the log bytes its windows applied and the
+    /// time they took (ns), over the windows holding its backlog (the log arrived
+    /// by its spin-up order) when `backlog`, else over the windows after them.
+    fn applied_per_cycle(
+        &self,
+        arrivals: &Arrivals,
+        cycles: u32,
+        backlog: bool,
+    ) -> Vec<(u64, u64)> {
+        let measured = self.cycles.iter().take(cycles as usize).enumerate();
+        measured
+            .map(|(index, cycle)| {
+                let next = self
+                    .cycles
+                    .get(index + 1)
+                    .map_or(Nanoseconds(u64::MAX), |c| c.spin_up_ordered);
+                let backlog_end = arrivals.arrived(cycle.spin_up_ordered);
+                self.windows
+                    .iter()
+                    .filter(|w| {
+                        w.applied.started >= cycle.spin_up_ordered
+                            && w.applied.finished <= next
+                            && (w.start < backlog_end) == backlog
+                    })
+                    .fold((0, 0), |(bytes, time), window| {
+                        (
+                            bytes + arrivals.bytes_between(window.start, window.end),
+                            time + (window.applied.finished - window.applied.started).0,
+                        )
+                    })
+            })
+            .collect()
+    }
+
     /// Log bytes per second of applying over the windows that held each batch's
     /// backlog (the log arrived by its spin-up order), the slowest batch of the
     /// first `cycles`: what a recovery must achieve, since a disaster just before a
     /// batch leaves exactly that backlog (the windows that followed, applying what
     /// arrived during the batch, do not count here).
     pub fn backlog_bytes_per_s(&self, arrivals: &Arrivals, cycles: u32) -> f64 {
-        let mut slowest = f64::INFINITY;
-        for (index, cycle) in self.cycles.iter().take(cycles as usize).enumerate() {
-            let next = self
-                .cycles
-                .get(index + 1)
-                .map_or(Nanoseconds(u64::MAX), |c| c.spin_up_ordered);
-            let backlog_end = arrivals.arrived(cycle.spin_up_ordered);
-            let (mut bytes, mut time) = (0u64, 0u64);
-            for window in self.windows.iter().filter(|w| {
-                w.applied.started >= cycle.spin_up_ordered
-                    && w.applied.finished <= next
-                    && w.start < backlog_end
-            }) {
-                bytes += arrivals.bytes_between(window.start, window.end);
-                time += (window.applied.finished - window.applied.started).0;
-            }
-            if time > 0 {
-                slowest = slowest.min(bytes as f64 / (time as f64 / 1e9));
-            }
-        }
-        slowest
+        self.applied_per_cycle(arrivals, cycles, true)
+            .into_iter()
+            .filter(|&(_, time)| time > 0)
+            .map(|(bytes, time)| bytes as f64 / (time as f64 / 1e9))
+            .fold(f64::INFINITY, f64::min)
     }
 
     /// Log bytes per second of applying over the windows that followed each
@@ -194,22 +212,10 @@ impl Timeline {
     /// first `cycles` cycles; `None` when no batch had such windows. What these
     /// windows cost beyond the backlog is why a batch applies longer than T_apl.
     pub fn catch_up_bytes_per_s(&self, arrivals: &Arrivals, cycles: u32) -> Option<f64> {
-        let (mut bytes, mut time) = (0u64, 0u64);
-        for (index, cycle) in self.cycles.iter().take(cycles as usize).enumerate() {
-            let next = self
-                .cycles
-                .get(index + 1)
-                .map_or(Nanoseconds(u64::MAX), |c| c.spin_up_ordered);
-            let backlog_end = arrivals.arrived(cycle.spin_up_ordered);
-            for window in self.windows.iter().filter(|w| {
-                w.applied.started >= cycle.spin_up_ordered
-                    && w.applied.finished <= next
-                    && w.start >= backlog_end
-            }) {
-                bytes += arrivals.bytes_between(window.start, window.end);
-                time += (window.applied.finished - window.applied.started).0;
-            }
-        }
+        let (bytes, time) = self
+            .applied_per_cycle(arrivals, cycles, false)
+            .into_iter()
+            .fold((0u64, 0u64), |(b, t), (bytes, time)| (b + bytes, t + time));
         (time > 0).then(|| bytes as f64 / (time as f64 / 1e9))
     }
 }

@@ -209,12 +209,7 @@ fn measure(variant: Variant, depth: u32, seed: u64, id: &str) -> Result<Measured
 
 /// Streams that started within the limit (those before the first that did not).
 fn within_limit(report: &StreamReport) -> usize {
-    let limit = Nanoseconds::from_ms(GIVE_UP_S * 1000);
-    let latency = report.startup_latency();
-    latency
-        .iter()
-        .position(|&l| l > limit)
-        .unwrap_or(latency.len())
+    report.started_within(Nanoseconds::from_ms(GIVE_UP_S * 1000))
 }
 
 /// Mean start-up latency (s) of the `WINDOW` streams ending at stream `n`.

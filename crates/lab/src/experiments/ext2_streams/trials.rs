@@ -15,12 +15,7 @@ pub(super) struct Measured {
 
 /// Streams that started within the limit (those before the first that did not).
 pub(super) fn within_limit(report: &StreamReport) -> usize {
-    let limit = Nanoseconds::from_ms(GIVE_UP_S * 1000);
-    let latency = report.startup_latency();
-    latency
-        .iter()
-        .position(|&l| l > limit)
-        .unwrap_or(latency.len())
+    report.started_within(Nanoseconds::from_ms(GIVE_UP_S * 1000))
 }
 
 /// Mean of `values` over the `WINDOW` streams ending at stream `n`.
