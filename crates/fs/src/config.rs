@@ -78,6 +78,66 @@ impl IndirectBlocks {
         }
         0
     }
+
+    /// Indirect blocks a file of `data_blocks` blocks holds: those taken
+    /// before each of its blocks (see [`IndirectBlocks::before`]).
+    pub fn needed_for(self, data_blocks: u64) -> u64 {
+        let pointers = self.pointers_per_block;
+        let mut rest = data_blocks.saturating_sub(self.direct);
+        let (mut total, mut span) = (0u64, pointers);
+        for level in 1..=3u32 {
+            let mapped = rest.min(span);
+            let mut unit = pointers;
+            for _ in 0..level {
+                total += mapped.div_ceil(unit);
+                unit = unit.saturating_mul(pointers);
+            }
+            rest -= mapped;
+            span = span.saturating_mul(pointers);
+        }
+        total
+    }
+
+    /// Where, in the order a file took its indirect blocks, are those that map
+    /// its data block `index`: top level first (the triple-, double- and then
+    /// single-indirect block), none for a direct block. A level's block that
+    /// starts mapping at data block `s` was taken after the `needed_for(s)`
+    /// blocks before it and after the higher levels' blocks that start at `s`.
+    pub fn chain(self, index: u64) -> Vec<u64> {
+        let pointers = self.pointers_per_block;
+        let Some(past) = index.checked_sub(self.direct) else {
+            return Vec::new();
+        };
+        // Each level's first data block, and the span each of its blocks maps.
+        let mut level_start = self.direct;
+        let mut rest = past;
+        let mut span = pointers;
+        for level in 1..=3u32 {
+            if rest < span {
+                // Starts of the blocks on the way down: the top block of this
+                // level starts at `level_start`; below it each starts at the
+                // multiple of its span that holds `rest`.
+                let mut starts = Vec::with_capacity(level as usize);
+                let mut unit = span;
+                for _ in 0..level {
+                    starts.push(level_start + rest / unit * unit);
+                    unit /= pointers;
+                }
+                return starts
+                    .iter()
+                    .enumerate()
+                    .map(|(depth, &start)| {
+                        let above = starts[..depth].iter().filter(|&&s| s == start).count();
+                        self.needed_for(start) + above as u64
+                    })
+                    .collect();
+            }
+            rest -= span;
+            level_start += span;
+            span = span.saturating_mul(pointers);
+        }
+        Vec::new()
+    }
 }
 
 /// The layout and policy of one allocator. Every field is a parameter; the
@@ -154,11 +214,9 @@ impl AllocatorConfig {
     /// group block and the inode blocks, `maxbpg` = 2048, next-free placement,
     /// UFS1's indirect blocks in the data stream ([`FFS_INDIRECT`]).
     ///
-    /// The indirect blocks are placed, not read or written: the table2-ffs
-    /// runs read files front to back (one indirect block per 16 MB, right
-    /// before the data it maps, where the drive's read-ahead has it), `head *`
-    /// reads only block 0 and Postmark's files have under 12 blocks; copy's
-    /// indirect-block writes are left out (see its summary).
+    /// The scans and streams fetch the indirect blocks they need
+    /// ([`crate::indirect`]); programs (copy, Postmark) neither read nor write
+    /// them (copy's summary says so; Postmark's files have under 12 blocks).
     pub fn ffs() -> AllocatorConfig {
         let block_size = BlockSize::FFS_8_KIB;
         let group_blocks = FFS_GROUP_BYTES / block_size.bytes();
@@ -191,18 +249,10 @@ impl AllocatorConfig {
     /// groups whose metadata is a superblock copy, the group descriptors, two
     /// bitmaps and the inode table (every group is given a superblock copy: the
     /// `sparse_super` saving of a few blocks per group is not modelled), and
-    /// 8-block preallocation.
-    ///
-    /// No indirect blocks yet ([`EXT2_INDIRECT_4_KIB`] is their layout):
-    /// placing them without the reads that fetch them would misstate ext2's
-    /// costs. Linux maps a page through its indirect block before it can read
-    /// it (`ext2_get_branch`, a synchronous read when the block is not cached),
-    /// so a stream starting at a random position of ext2-streams' 64 GB file
-    /// first waits for one random read in the queue, and a track-aligned
-    /// Bonnie read meets one every 4 MB; placing them alone moved
-    /// ext2-streams' track-aligned reduction from 34% to -7% (a track holding
-    /// one is read as two requests) and left that read out. Both halves belong
-    /// together.
+    /// 8-block preallocation, and its indirect blocks ([`EXT2_INDIRECT_4_KIB`])
+    /// in the data stream, taken from the preallocation like data
+    /// (`ext2_alloc_branch`). The scans and streams fetch the ones they need
+    /// ([`crate::indirect`]); programs (Bonnie's write) never write them.
     pub fn ext2() -> AllocatorConfig {
         let block_size = BlockSize::EXT2_4_KIB;
         let group_blocks = EXT2_GROUP_BLOCKS_4_KIB;
@@ -217,7 +267,7 @@ impl AllocatorConfig {
             exclude_track_crossing_blocks: false,
             placement: Placement::NextFree,
             preallocation: Preallocation::Blocks(EXT2_PREALLOCATION_BLOCKS),
-            indirect: None,
+            indirect: Some(EXT2_INDIRECT_4_KIB),
         }
     }
 
@@ -261,5 +311,46 @@ mod tests {
         // Blocks 1-2 single; 3-6 double; 7-14 triple; none past 14.
         let counts: Vec<u64> = (0..16).map(|index| tiny.before(index)).collect();
         assert_eq!(counts, vec![0, 1, 0, 2, 0, 1, 0, 3, 0, 1, 0, 2, 0, 1, 0, 0]);
+    }
+
+    /// Proves `chain` names, for every data block of small layouts, the
+    /// blocks a reference finds by replaying the allocation: each level's
+    /// block is the last one of its kind taken at or before the data block
+    /// (kind 1 single, 2 double, 3 triple), and `needed_for` counts them all.
+    #[test]
+    fn chains_name_the_blocks_the_allocation_took() {
+        for (direct, pointers) in [(1, 2), (2, 3), (12, 4), (0, 2)] {
+            let layout = IndirectBlocks {
+                direct,
+                pointers_per_block: pointers,
+            };
+            let end = direct + pointers + pointers.pow(2) + pointers.pow(3);
+            // (position, kind) of every indirect block, in the order taken.
+            let mut taken: Vec<u64> = Vec::new();
+            let mut last_of_kind = [None::<u64>; 4];
+            for index in 0..end {
+                let count = layout.before(index);
+                for kind in (1..=count).rev() {
+                    last_of_kind[kind as usize] = Some(taken.len() as u64);
+                    taken.push(kind);
+                }
+                let region = if index < direct {
+                    0
+                } else if index < direct + pointers {
+                    1
+                } else if index < direct + pointers + pointers.pow(2) {
+                    2
+                } else {
+                    3
+                };
+                let expected: Vec<u64> = (1..=region)
+                    .rev()
+                    .map(|kind| last_of_kind[kind].expect("taken before"))
+                    .collect();
+                assert_eq!(layout.chain(index), expected, "{layout:?} block {index}");
+                assert_eq!(layout.needed_for(index + 1), taken.len() as u64);
+            }
+            assert!(layout.chain(end).is_empty(), "past the triple level");
+        }
     }
 }

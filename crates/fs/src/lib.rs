@@ -17,6 +17,8 @@
 //!   track boundary); [`config`] holds the four presets and every parameter's
 //!   source; [`traxtent`] the runs of whole blocks per track and the excluded
 //!   blocks (the same list `mke2fs -l` is given by `spinstack-extract`).
+//! - [`indirect`]: which indirect blocks a read must fetch first, top level
+//!   first, kept in the page cache as the block device's pages.
 //! - [`cache`]: a page cache bounded in bytes, LRU or Linux's active/inactive
 //!   lists, with each page's write-back state; [`writeback`]: Linux 2.6.16's
 //!   age and ratio rules and FFS's complete-cluster commits.
@@ -66,8 +68,8 @@
 //! **What it does not do.** No bytes: files are block lists, pages are keys.
 //! No directories, inodes' contents, fragments (FFS's 1 KB fragments of a
 //! file's last block) or journaling; an inode's group is chosen by the caller.
-//! Indirect blocks are placed where the file system puts them (FFS's preset;
-//! ext2's not yet, see `AllocatorConfig::ext2`), but never read or written.
+//! Indirect blocks are placed where the file system puts them and read by the
+//! scans and streams ([`indirect`]); programs neither read nor write them.
 //! FFS's search for a cluster of N free blocks is approximated by next-free
 //! placement (the same on an unfragmented volume).
 //! Linux 2.6.16's active/inactive balance is approximated (see [`cache`]).
@@ -81,6 +83,7 @@ pub mod cache;
 pub mod config;
 pub mod elevator;
 pub mod flush;
+pub mod indirect;
 mod pages;
 pub mod postmark;
 pub mod program;
