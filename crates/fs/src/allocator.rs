@@ -16,17 +16,31 @@
 //!    traxtent, the first block of the closest traxtent whose first block is
 //!    free; otherwise the next free block at or after the preferred one.
 //!
+//! Indirect blocks ([`crate::config::IndirectBlocks`]): before a data block
+//! that is the first an indirect block maps, the file takes that indirect
+//! block (and the double- or triple-indirect one above it, top level first) by
+//! the same rules, so it lies in the data stream just before the data it maps.
+//! They count as part of a traxtent-placed first allocation; they do not count
+//! toward `maxbpg`.
+//!
 //! Simplification, stated: FFS picks a cluster of N free blocks for N buffered
 //! blocks (McVoy & Kleiman clustering); on a volume where the next blocks are
 //! free that is the same as block-by-block next-free placement, which is what
 //! this engine does.
 
 use crate::block::{push_block, BlockNumber, BlockRun};
-use crate::config::{AllocatorConfig, Placement, Preallocation};
+use crate::config::{AllocatorConfig, IndirectBlocks, Placement, Preallocation};
 use crate::space::{BlockState, Space};
 use crate::traxtent::Traxtents;
 use spinstack_trackmap::TrackMap;
 use std::collections::BTreeMap;
+
+/// What one block of an allocation is for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Slot {
+    Data,
+    Indirect,
+}
 
 /// A file known to the allocator.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -52,6 +66,12 @@ pub enum AllocError {
 #[derive(Clone, Debug)]
 struct FileState {
     runs: Vec<BlockRun>,
+    /// Data blocks the file holds (the file-order index of its next one).
+    data_blocks: u64,
+    /// Its indirect blocks, in the order taken.
+    indirect: Vec<BlockNumber>,
+    /// The last block it took, data or indirect: its next one follows it.
+    last: Option<BlockNumber>,
     /// The group the file is filling, and how many blocks it took there.
     group: usize,
     blocks_in_group: u64,
@@ -148,6 +168,10 @@ impl Allocator {
     pub fn runs(&self, file: FileId) -> Option<&[BlockRun]> {
         self.files.get(&file).map(|f| f.runs.as_slice())
     }
+    /// A file's indirect blocks, in the order it took them.
+    pub fn indirect_blocks(&self, file: FileId) -> Option<&[BlockNumber]> {
+        self.files.get(&file).map(|f| f.indirect.as_slice())
+    }
     /// Blocks reserved for a file's next allocation.
     pub fn preallocated(&self, file: FileId) -> Option<BlockRun> {
         self.files.get(&file).and_then(|f| f.preallocated)
@@ -170,6 +194,9 @@ impl Allocator {
             file,
             FileState {
                 runs: Vec::new(),
+                data_blocks: 0,
+                indirect: Vec::new(),
+                last: None,
                 group,
                 blocks_in_group: 0,
                 preallocated: None,
@@ -178,13 +205,16 @@ impl Allocator {
         Ok(file)
     }
 
-    /// Gives `file` `count` more blocks and returns them as runs. All or
-    /// nothing: when too few blocks are free, every other file's preallocation
-    /// is taken back; if that is still too few, the file gets nothing and the
-    /// error says how many were free.
+    /// Gives `file` `count` more data blocks and returns them as runs (the
+    /// indirect blocks they need are taken too, see [`Allocator::indirect_blocks`]).
+    /// All or nothing: when too few blocks are free, every other file's
+    /// preallocation is taken back; if that is still too few, the file gets
+    /// nothing and the error says how many were free.
     pub fn allocate(&mut self, file: FileId, count: u64) -> Result<Vec<BlockRun>, AllocError> {
         let own = self.own_preallocation(file)?;
-        if self.space.free_total() + own < count {
+        let slots = self.slots(file, count);
+        let needed = slots.len() as u64;
+        if self.space.free_total() + own < needed {
             // Preallocations are reservations; space pressure takes them back.
             let others: Vec<FileId> = self.files.keys().copied().filter(|&f| f != file).collect();
             for other in others {
@@ -192,10 +222,10 @@ impl Allocator {
             }
         }
         let available = self.space.free_total() + own;
-        if available < count {
+        if available < needed {
             return Err(AllocError::NoSpace {
                 file,
-                wanted: count,
+                wanted: needed,
                 available,
             });
         }
@@ -203,25 +233,34 @@ impl Allocator {
         if count == 0 {
             return Ok(new_runs);
         }
-        if let Some(first) = self.traxtent_fit(file, count) {
-            for block in (BlockRun {
-                first,
-                blocks: count,
-            })
-            .iter()
-            {
-                self.take(file, block, &mut new_runs);
+        if let Some(first) = self.traxtent_fit(file, needed) {
+            for (slot, block) in slots.iter().zip(first.0..first.0 + needed) {
+                self.take_slot(file, *slot, BlockNumber(block), &mut new_runs);
             }
             return Ok(new_runs);
         }
-        for _ in 0..count {
+        for slot in slots {
             let block = self.next_block(file);
-            self.take(file, block, &mut new_runs);
+            self.take_slot(file, slot, block, &mut new_runs);
             if self.preallocation_is_empty(file) {
                 self.preallocate_after(file, block);
             }
         }
         Ok(new_runs)
+    }
+
+    /// What the file's next `count` data blocks need, in the order taken:
+    /// each data block, preceded by the indirect blocks that start at it.
+    fn slots(&self, file: FileId, count: u64) -> Vec<Slot> {
+        let first = self.files.get(&file).map_or(0, |f| f.data_blocks);
+        let indirect = self.config.indirect;
+        let mut slots = Vec::with_capacity(count as usize);
+        for index in first..first + count {
+            let before = indirect.map_or(0, |layout: IndirectBlocks| layout.before(index));
+            slots.extend((0..before).map(|_| Slot::Indirect));
+            slots.push(Slot::Data);
+        }
+        slots
     }
 
     /// The file is closed: its preallocated blocks go back to the free map
@@ -248,6 +287,9 @@ impl Allocator {
                 freed += 1;
             }
         }
+        for block in state.indirect {
+            self.space.set(block, BlockState::Free);
+        }
         Ok(freed)
     }
 
@@ -272,10 +314,19 @@ impl Allocator {
         }
     }
 
-    /// Makes `block` the file's next data block and keeps its group count.
-    fn take(&mut self, file: FileId, block: BlockNumber, new_runs: &mut Vec<BlockRun>) {
-        self.space.set(block, BlockState::Data);
+    /// Gives `block` to the file as its next data or indirect block, keeping
+    /// its group count: data blocks count toward `maxbpg`, except the direct
+    /// ones when the file system has indirect blocks (see
+    /// [`AllocatorConfig::max_blocks_per_group_per_file`]).
+    fn take_slot(
+        &mut self,
+        file: FileId,
+        slot: Slot,
+        block: BlockNumber,
+        new_runs: &mut Vec<BlockRun>,
+    ) {
         let group = self.space.group_of(block);
+        let direct = self.config.indirect.map(|layout| layout.direct);
         let state = self
             .files
             .get_mut(&file)
@@ -284,9 +335,22 @@ impl Allocator {
             state.group = group;
             state.blocks_in_group = 0;
         }
-        state.blocks_in_group += 1;
-        push_block(&mut state.runs, block);
-        push_block(new_runs, block);
+        state.last = Some(block);
+        match slot {
+            Slot::Indirect => {
+                self.space.set(block, BlockState::Indirect);
+                state.indirect.push(block);
+            }
+            Slot::Data => {
+                if direct.is_none_or(|direct| state.data_blocks >= direct) {
+                    state.blocks_in_group += 1;
+                }
+                state.data_blocks += 1;
+                push_block(&mut state.runs, block);
+                push_block(new_runs, block);
+                self.space.set(block, BlockState::Data);
+            }
+        }
     }
 
     /// The next block for `file`, block by block (steps 1 and 3 of the module
@@ -325,7 +389,7 @@ impl Allocator {
         let (last_end, group, in_group) = {
             let state = &self.files[&file];
             (
-                state.runs.last().map(|r| r.end()),
+                state.last.map(|block| block.plus(1)),
                 state.group,
                 state.blocks_in_group,
             )

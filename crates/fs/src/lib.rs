@@ -11,11 +11,14 @@
 //! `spinstack_volume::map::{logical_track_map, logical_stripe_map}`).
 //!
 //! - [`allocator`]: block allocation in groups with metadata, next-block
-//!   preference, FFS's per-file group limit (`maxbpg`), traxtent FFS's excluded
+//!   preference, indirect blocks in the data stream, FFS's per-file group
+//!   limit (`maxbpg`), traxtent FFS's excluded
 //!   blocks and traxtent placement, ext2's preallocation (a window, or up to the
 //!   track boundary); [`config`] holds the four presets and every parameter's
 //!   source; [`traxtent`] the runs of whole blocks per track and the excluded
 //!   blocks (the same list `mke2fs -l` is given by `spinstack-extract`).
+//! - [`indirect`]: which indirect blocks a read must fetch first, top level
+//!   first, kept in the page cache as the block device's pages.
 //! - [`cache`]: a page cache bounded in bytes, LRU or Linux's active/inactive
 //!   lists, with each page's write-back state; [`writeback`]: Linux 2.6.16's
 //!   age and ratio rules and FFS's complete-cluster commits.
@@ -64,9 +67,11 @@
 //!
 //! **What it does not do.** No bytes: files are block lists, pages are keys.
 //! No directories, inodes' contents, fragments (FFS's 1 KB fragments of a
-//! file's last block), indirect blocks or journaling; an inode's group is
-//! chosen by the caller. FFS's search for a cluster of N free blocks is
-//! approximated by next-free placement (the same on an unfragmented volume).
+//! file's last block) or journaling; an inode's group is chosen by the caller.
+//! Indirect blocks are placed where the file system puts them and read by the
+//! scans and streams ([`indirect`]); programs neither read nor write them.
+//! FFS's search for a cluster of N free blocks is approximated by next-free
+//! placement (the same on an unfragmented volume).
 //! Linux 2.6.16's active/inactive balance is approximated (see [`cache`]).
 //! Only the allocator, cache, write-back and read-ahead decide anything; the
 //! applications are the scans, `head`, the streams and the programs.
@@ -78,6 +83,7 @@ pub mod cache;
 pub mod config;
 pub mod elevator;
 pub mod flush;
+pub mod indirect;
 mod pages;
 pub mod postmark;
 pub mod program;
@@ -92,6 +98,6 @@ pub mod writeback;
 
 pub use allocator::{AllocError, Allocator, FileId};
 pub use block::{BlockNumber, BlockRun, BlockSize};
-pub use config::{AllocatorConfig, Placement, Preallocation};
+pub use config::{AllocatorConfig, IndirectBlocks, Placement, Preallocation};
 pub use space::BlockState;
 pub use traxtent::Traxtents;

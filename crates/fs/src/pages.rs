@@ -15,7 +15,8 @@ pub trait FileView {
     /// cluster.
     fn contiguous_from(&self, index: u64) -> u64;
     /// Pages from `index` on up to the next track boundary (at least 1 for a
-    /// page of the file): the page's track, clipped.
+    /// page of the file): the file's part of the page's track from there,
+    /// across a gap inside the track (an indirect block), clipped.
     fn pages_to_track_end(&self, index: u64) -> u64;
     /// Pages one track holds, on the track of `index` (for windows measured
     /// in tracks).

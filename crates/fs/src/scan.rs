@@ -13,20 +13,27 @@
 //! is not contiguous on disk and issued as one request. The call copies each of its
 //! pages as soon as it is cached (a page evicted before being copied is
 //! fetched again) and returns when all are copied, after the CPU time of the
-//! call and of copying its pages ([`ReadCost`]). What is simplified: one process, no metadata (inode,
-//! indirect block) reads, no write-back, no time comparing the data.
+//! call and of copying its pages ([`ReadCost`]). A file with indirect blocks
+//! ([`ScannedFile::indirect`]) has the ones its planned pages need read first,
+//! one request each, waited for in turn ([`crate::indirect`]). What is
+//! simplified: one process, no inode or directory reads, no write-back, no
+//! time comparing the data; a page fetched again after its eviction is
+//! assumed still mapped.
 //!
 //! The reader's state machine:
 //!
 //! | state | event | next |
 //! |---|---|---|
+//! | `Ready` (at a file's page) | the plan needs an indirect block not cached | `Mapping`; the block is fetched (or already on its way) and the device unplugged |
+//! | `Mapping` | the block arrives | asks again: `Mapping` for the next block, else the plan is issued and on as from `Ready` |
 //! | `Ready` (at a file's page) | the call's pages are cached (and so copied) | `Copying` until the CPU is done |
 //! | `Ready` | a page is missing (now fetched or in flight) | `Waiting`; the device below is told to unplug (`Control::Unplug`) |
 //! | `Waiting` | a completion brings the last page not yet copied | `Copying` |
 //! | `Copying` | its wake-up | `Ready` at the next file's next page, or `Done` when every file is read |
 
-use crate::block::{BlockRun, BlockSize};
+use crate::block::{BlockNumber, BlockRun, BlockSize};
 use crate::cache::{PageCache, PageKey};
+use crate::indirect::{metadata_key, IndirectMap, Mapping};
 use crate::readahead::{FileView, PageRange, ReadAhead};
 use crate::view::LaidOutFile;
 use crate::FileId;
@@ -67,6 +74,7 @@ impl ReadCost {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Reader {
     Ready,
+    Mapping,
     Waiting,
     Copying,
     Done,
@@ -83,6 +91,8 @@ pub struct ScanRequest {
     /// Where the drive spent the request's time, when the device below is a
     /// drive that says (a volume layer's completions do not carry it).
     pub drive: Option<DriveDetail>,
+    /// An indirect block, not file data.
+    pub metadata: bool,
 }
 
 /// What the scan did.
@@ -98,14 +108,18 @@ pub struct ScanReport {
     pub cpu: Nanoseconds,
 }
 
-/// A file to scan: its blocks (one page per block) and its read-ahead.
+/// A file to scan: its blocks (one page per block), its indirect blocks and
+/// its read-ahead.
 pub struct ScannedFile<'a> {
     pub runs: &'a [BlockRun],
+    /// `None`: every page is mapped without reading anything.
+    pub indirect: Option<IndirectMap<'a>>,
     pub read_ahead: ReadAhead,
 }
 
 struct Cursor<'a> {
     runs: &'a [BlockRun],
+    indirect: Option<IndirectMap<'a>>,
     read_ahead: ReadAhead,
     page_count: u64,
     /// Where the reader stops: the file's end, or the scan's read limit.
@@ -133,6 +147,10 @@ pub struct Scan<'a> {
     turn: usize,
     /// Each request's file, pages and index in the report.
     in_flight: HashMap<RequestId, (usize, Vec<u64>, usize)>,
+    /// Indirect blocks being read, with their index in the report.
+    metadata_in_flight: HashMap<RequestId, (BlockNumber, usize)>,
+    /// The current call's planned runs, held until their pages are mapped.
+    deferred: Vec<PageRange>,
     pending: HashSet<PageKey>,
     /// Pages of the current call already copied to the reader (Linux copies
     /// each page as soon as it is up to date, so a page evicted afterwards is
@@ -150,6 +168,7 @@ impl<'a> Scan<'a> {
             .into_iter()
             .map(|file| Cursor {
                 runs: file.runs,
+                indirect: file.indirect,
                 read_ahead: file.read_ahead,
                 page_count: file.runs.iter().map(|r| r.blocks).sum(),
                 read_end: file.runs.iter().map(|r| r.blocks).sum(),
@@ -164,6 +183,8 @@ impl<'a> Scan<'a> {
             files,
             turn: 0,
             in_flight: HashMap::new(),
+            metadata_in_flight: HashMap::new(),
+            deferred: Vec::new(),
             pending: HashSet::new(),
             copied: HashSet::new(),
             state: Reader::Ready,
@@ -222,11 +243,64 @@ impl<'a> Scan<'a> {
                 .read_ahead
                 .on_read(&view, cursor.position, self.setup.read_pages)
         };
-        for range in joined(plan.demand.iter().chain(&plan.read_ahead).copied()) {
+        self.deferred = joined(plan.demand.iter().chain(&plan.read_ahead).copied());
+        self.report.calls += 1;
+        self.map_then_issue(io)
+    }
+
+    /// Issues the call's planned runs once the indirect blocks they need are
+    /// cached, else fetches (or waits for) the next one (`Mapping`).
+    fn map_then_issue<D: BlockDevice>(&mut self, io: &mut Io<'_, D>) -> Result<(), EngineError> {
+        let turn = self.turn;
+        if let Some(map) = self.files[turn].indirect {
+            let in_flight: Vec<BlockNumber> = self
+                .metadata_in_flight
+                .values()
+                .map(|&(block, _)| block)
+                .collect();
+            match map.next_needed(&self.deferred, &mut self.setup.cache, |block| {
+                in_flight.contains(&block)
+            }) {
+                Mapping::Mapped => {}
+                Mapping::Wait(_) => {
+                    self.state = Reader::Mapping;
+                    return Ok(());
+                }
+                Mapping::Fetch(block) => {
+                    self.fetch_indirect(block, io)?;
+                    self.state = Reader::Mapping;
+                    // A synchronous read: the reader waits, so the queue runs.
+                    return io.control(self.setup.device, &[], Control::Unplug);
+                }
+            }
+        }
+        for range in std::mem::take(&mut self.deferred) {
             self.issue(turn, range, io)?;
         }
-        self.report.calls += 1;
+        self.state = Reader::Ready;
         self.finish_or_wait(io)
+    }
+
+    /// Reads one indirect block.
+    fn fetch_indirect<D: BlockDevice>(
+        &mut self,
+        block: BlockNumber,
+        io: &mut Io<'_, D>,
+    ) -> Result<(), EngineError> {
+        let lbn = self.setup.block_size.first_lbn(block);
+        let sectors = self.setup.block_size.sectors();
+        let id = io.submit(self.setup.device, Issue::new(Operation::Read, lbn, sectors))?;
+        self.metadata_in_flight
+            .insert(id, (block, self.report.requests.len()));
+        self.report.requests.push(ScanRequest {
+            lbn,
+            sectors,
+            issued: io.now(),
+            done: None,
+            drive: None,
+            metadata: true,
+        });
+        Ok(())
     }
 
     /// Copies the call's page `index` if it is cached.
@@ -303,6 +377,7 @@ impl<'a> Scan<'a> {
                 issued: io.now(),
                 done: None,
                 drive: None,
+                metadata: false,
             });
             self.report.pages_fetched += pages;
             index += pages;
@@ -350,6 +425,16 @@ impl<D: BlockDevice> Host<D> for Scan<'_> {
         done: &DeviceCompletion,
         io: &mut Io<'_, D>,
     ) -> Result<(), EngineError> {
+        if let Some((block, number)) = self.metadata_in_flight.remove(&done.completion.request.id) {
+            self.report.requests[number].done = Some(io.now());
+            self.report.requests[number].drive = done.completion.drive;
+            // Metadata read in is clean: the cache can always make room for it.
+            let _ = self.setup.cache.insert(metadata_key(block));
+            if self.state == Reader::Mapping {
+                return self.map_then_issue(io);
+            }
+            return Ok(());
+        }
         let Some((file, indices, number)) = self.in_flight.remove(&done.completion.request.id)
         else {
             return Ok(());

@@ -14,6 +14,9 @@ pub enum BlockState {
     Excluded,
     /// Holds a file's data.
     Data,
+    /// Holds a file's indirect block (block pointers; see
+    /// [`crate::config::IndirectBlocks`]).
+    Indirect,
     /// Reserved for a file's next blocks (ext2 preallocation), not yet data.
     Preallocated,
 }

@@ -24,13 +24,17 @@
 //!
 //! What is simplified: all streams read one large file (at independent random
 //! page positions; a stream that reaches the end goes on from page 0); no CPU
-//! time; a stream never skips data; no metadata reads.
+//! time; a stream never skips data; no inode or directory reads (the file's
+//! indirect blocks are read, [`StreamSetup::indirect`]); a page fetched again
+//! after its eviction is assumed still mapped.
 //!
 //! A stream's state machine:
 //!
 //! | state | event | next |
 //! |---|---|---|
 //! | `Sleeping` | its wake-up (the next call is due, by its [`Pacing`]) | plans the call's first step |
+//! | (planning a step) | the step needs an indirect block not cached ([`crate::indirect`]) | `Mapping`; the block is fetched through the elevator like data, or already on its way |
+//! | `Mapping` | the block arrives | asks again: `Mapping` for the next block, else the step's requests go out and on as below |
 //! | (planning a step) | the step's pages are all cached | the next step; after the call's last step `Sleeping` until the next due time (at once if late) |
 //! | (planning a step) | a page of the step is missing | `Waiting` (the device is told to unplug, as Linux does when a reader waits for a page) |
 //! | `Waiting` | a completion brings the step's last missing page | plans the next step, as above |
@@ -39,15 +43,17 @@
 use crate::block::BlockSize;
 use crate::cache::{PageCache, PageKey};
 use crate::elevator::{Elevator, ElevatorConfig};
+use crate::indirect::{IndirectMap, Mapping};
 use crate::readahead::{FileView, PageRange, Policy, ReadAhead, WindowLimit};
+use crate::scan::joined;
 use crate::view::{run_starts, LaidOutFile};
-use crate::{BlockRun, FileId};
+use crate::{BlockNumber, BlockRun, FileId};
 use spinstack_sim::device::{BlockDevice, Control};
-use spinstack_sim::driver::{Host, Io, Issue};
+use spinstack_sim::driver::{Host, Io};
 use spinstack_sim::engine::{DeviceCompletion, DeviceId, EngineError};
-use spinstack_sim::request::{Operation, RequestId};
+use spinstack_sim::request::RequestId;
 use spinstack_sim::rng::SplitMix64;
-use spinstack_sim::units::{Nanoseconds, Sectors};
+use spinstack_sim::units::Nanoseconds;
 use spinstack_trackmap::TrackMap;
 use std::collections::{HashMap, HashSet};
 use std::rc::Rc;
@@ -87,6 +93,8 @@ pub struct StreamSetup<'a> {
     pub map: &'a TrackMap,
     pub block_size: BlockSize,
     pub runs: &'a [BlockRun],
+    /// The file's indirect blocks: `None` maps every page without a read.
+    pub indirect: Option<IndirectMap<'a>>,
     pub policy: Policy,
     pub cache: PageCache,
     /// The host's elevator: `None` sends every request to the device at once.
@@ -96,6 +104,7 @@ pub struct StreamSetup<'a> {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum StreamState {
     Sleeping,
+    Mapping,
     Waiting,
     Stopped,
 }
@@ -121,6 +130,15 @@ struct Stream {
     missing: HashSet<u64>,
     /// Pages in the current step.
     step_pages: u64,
+    /// The current step's planned runs, held until their pages are mapped.
+    deferred: Vec<PageRange>,
+}
+
+/// What a request fetches.
+#[derive(Clone, Debug)]
+enum Fetched {
+    Pages(Vec<u64>),
+    Indirect(BlockNumber),
 }
 
 /// One stream's start-up, in start order.
@@ -145,6 +163,8 @@ pub struct StreamReport {
     pub startups: Vec<StartUp>,
     pub requests: u64,
     pub sectors: u64,
+    /// Of `requests`, those reading an indirect block.
+    pub metadata_requests: u64,
     /// Calls, and those that started more than one period after they were
     /// due (the stream fell behind its rate; never with `SleepAfterCall`).
     pub reads: u64,
@@ -219,9 +239,11 @@ pub struct Streams<'a> {
     pending: HashSet<u64>,
     /// Streams waiting for each page.
     waiters: HashMap<u64, Vec<usize>>,
-    in_flight: HashMap<RequestId, Vec<u64>>,
-    /// Requests issued but held by the host's elevator, with their pages.
-    elevator: Option<Elevator<Vec<u64>>>,
+    in_flight: HashMap<RequestId, Fetched>,
+    /// Requests issued but held by the host's elevator, with what they fetch.
+    elevator: Option<Elevator<Fetched>>,
+    /// Indirect blocks being read, and the streams waiting for each.
+    metadata_waiters: HashMap<BlockNumber, Vec<usize>>,
     /// When the in-flight count last changed (for its time integral).
     in_flight_since: Nanoseconds,
     gave_up: bool,
@@ -247,6 +269,7 @@ impl<'a> Streams<'a> {
             waiters: HashMap::new(),
             in_flight: HashMap::new(),
             elevator,
+            metadata_waiters: HashMap::new(),
             in_flight_since: Nanoseconds::ZERO,
             gave_up: false,
             report: StreamReport::default(),
@@ -288,6 +311,7 @@ impl<'a> Streams<'a> {
             call_end: position,
             missing: HashSet::new(),
             step_pages: 0,
+            deferred: Vec::new(),
         });
         self.begin_call(self.streams.len() - 1, io)?;
         io.wake_at(now + self.workload.arrival_interval, ARRIVAL)
@@ -335,43 +359,95 @@ impl<'a> Streams<'a> {
                     self.streams[k].read_ahead.on_read(&view, cursor, step),
                 )
             };
-            for range in joined(plan.demand.iter().chain(&plan.read_ahead).copied()) {
-                self.issue(range, io)?;
-            }
-            let mut missing = HashSet::new();
-            for index in cursor..cursor + step {
-                if self.setup.cache.access(Streams::key(index)) {
-                    continue;
-                }
-                if !self.pending.contains(&index) {
-                    // Evicted between planning and now: fetch it again.
-                    self.issue(
-                        PageRange {
-                            first: index,
-                            pages: 1,
-                        },
-                        io,
-                    )?;
-                }
-                missing.insert(index);
-                self.waiters.entry(index).or_default().push(k);
-            }
             let stream = &mut self.streams[k];
             stream.step_pages = step;
-            if !stream.first_page_seen && !missing.contains(&stream.first_page) {
-                self.page_seen(k, io.now());
+            stream.deferred = joined(plan.demand.iter().chain(&plan.read_ahead).copied());
+            if !self.map_and_issue(k, io)? || !self.await_step(k, io)? {
+                return Ok(());
             }
-            let stream = &mut self.streams[k];
-            if !missing.is_empty() {
-                if !stream.first_call_done {
+            self.streams[k].cursor += step;
+        }
+    }
+
+    /// Issues stream `k`'s planned runs once the indirect blocks they need
+    /// are cached (`true`), else fetches or waits for the next one
+    /// (`Mapping`, `false`).
+    fn map_and_issue<D: BlockDevice>(
+        &mut self,
+        k: usize,
+        io: &mut Io<'_, D>,
+    ) -> Result<bool, EngineError> {
+        if let Some(map) = self.setup.indirect {
+            let waiters = &self.metadata_waiters;
+            let mapping = map.next_needed(&self.streams[k].deferred, &mut self.setup.cache, |b| {
+                waiters.contains_key(&b)
+            });
+            let block = match mapping {
+                Mapping::Mapped => None,
+                Mapping::Wait(block) => Some(block),
+                Mapping::Fetch(block) => {
+                    self.issue_indirect(block, io)?;
+                    Some(block)
+                }
+            };
+            if let Some(block) = block {
+                self.metadata_waiters.entry(block).or_default().push(k);
+                if !self.streams[k].first_call_done {
                     self.report.startups[k].disk_waits += 1;
                 }
-                stream.missing = missing;
-                stream.state = StreamState::Waiting;
-                return io.control(self.setup.device, &[], Control::Unplug);
+                self.streams[k].state = StreamState::Mapping;
+                // The reader waits on a synchronous read: the queue runs.
+                io.control(self.setup.device, &[], Control::Unplug)?;
+                return Ok(false);
             }
-            stream.cursor += step;
         }
+        for range in std::mem::take(&mut self.streams[k].deferred) {
+            self.issue(range, io)?;
+        }
+        Ok(true)
+    }
+
+    /// After stream `k`'s step went out: `true` when its pages are all cached
+    /// (copied), else `Waiting` for the missing ones (`false`).
+    fn await_step<D: BlockDevice>(
+        &mut self,
+        k: usize,
+        io: &mut Io<'_, D>,
+    ) -> Result<bool, EngineError> {
+        let (cursor, step) = (self.streams[k].cursor, self.streams[k].step_pages);
+        let mut missing = HashSet::new();
+        for index in cursor..cursor + step {
+            if self.setup.cache.access(Streams::key(index)) {
+                continue;
+            }
+            if !self.pending.contains(&index) {
+                // Evicted between planning and now: fetch it again.
+                self.issue(
+                    PageRange {
+                        first: index,
+                        pages: 1,
+                    },
+                    io,
+                )?;
+            }
+            missing.insert(index);
+            self.waiters.entry(index).or_default().push(k);
+        }
+        let stream = &self.streams[k];
+        if !stream.first_page_seen && !missing.contains(&stream.first_page) {
+            self.page_seen(k, io.now());
+        }
+        let stream = &mut self.streams[k];
+        if missing.is_empty() {
+            return Ok(true);
+        }
+        if !stream.first_call_done {
+            self.report.startups[k].disk_waits += 1;
+        }
+        stream.missing = missing;
+        stream.state = StreamState::Waiting;
+        io.control(self.setup.device, &[], Control::Unplug)?;
+        Ok(false)
     }
 
     /// Stream `k`'s first page is cached at `now`.
@@ -428,89 +504,6 @@ impl<'a> Streams<'a> {
         let due = stream.due.max(now);
         io.wake_at(due, k as u64)
     }
-
-    /// Requests issued and not completed: at the device or in the elevator.
-    fn requests_out(&self) -> usize {
-        self.in_flight.len() + self.elevator.as_ref().map_or(0, Elevator::waiting)
-    }
-
-    /// Sends what the elevator lets go now (the plug below is told to
-    /// unplug: the elevator already chose the order).
-    fn dispatch<D: BlockDevice>(&mut self, io: &mut Io<'_, D>) -> Result<(), EngineError> {
-        let mut sent = false;
-        while let Some(queued) = self.elevator.as_mut().and_then(|e| e.next(io.now())) {
-            let id = io.submit(self.setup.device, queued.issue)?;
-            self.in_flight.insert(id, queued.tag);
-            sent = true;
-        }
-        if sent {
-            io.control(self.setup.device, &[], Control::Unplug)?;
-        }
-        Ok(())
-    }
-
-    /// Adds the in-flight count since its last change to its time integral.
-    fn count_in_flight(&mut self, now: Nanoseconds) {
-        let elapsed = now.0.saturating_sub(self.in_flight_since.0);
-        self.report.in_flight_integral += u128::from(elapsed) * self.requests_out() as u128;
-        self.in_flight_since = now;
-    }
-
-    /// Issues `range`, one request per disk-contiguous piece.
-    fn issue<D: BlockDevice>(
-        &mut self,
-        range: PageRange,
-        io: &mut Io<'_, D>,
-    ) -> Result<(), EngineError> {
-        let block_size = self.setup.block_size;
-        let starts = Rc::clone(&self.run_starts);
-        let view = LaidOutFile::with_run_starts(
-            self.setup.runs,
-            &starts,
-            self.setup.map,
-            block_size,
-            |_| false,
-        );
-        let mut index = range.first;
-        while index < range.end() {
-            let Some(block) = view.block_of(index) else {
-                break;
-            };
-            let pages = view.contiguous_from(index).min(range.end() - index);
-            let lbn = block_size.first_lbn(block);
-            let sectors = Sectors(pages * block_size.sectors().0);
-            let issue = Issue::new(Operation::Read, lbn, sectors);
-            self.count_in_flight(io.now());
-            self.pending.extend(index..index + pages);
-            let indices = (index..index + pages).collect();
-            if let Some(elevator) = self.elevator.as_mut() {
-                elevator.add(issue, io.now(), indices);
-            } else {
-                let id = io.submit(self.setup.device, issue)?;
-                self.in_flight.insert(id, indices);
-            }
-            self.report.requests += 1;
-            self.report.sectors += sectors.0;
-            index += pages;
-        }
-        self.dispatch(io)
-    }
-}
-
-/// The plan's runs with adjacent ones joined (the demand pages and the ahead
-/// window right after them go down as one request, as the elevator merges
-/// them).
-fn joined(ranges: impl Iterator<Item = PageRange>) -> Vec<PageRange> {
-    let mut sorted: Vec<PageRange> = ranges.filter(|r| r.pages > 0).collect();
-    sorted.sort_by_key(|r| r.first);
-    let mut out: Vec<PageRange> = Vec::new();
-    for range in sorted {
-        match out.last_mut() {
-            Some(last) if last.end() == range.first => last.pages += range.pages,
-            _ => out.push(range),
-        }
-    }
-    out
 }
 
 impl<D: BlockDevice> Host<D> for Streams<'_> {
@@ -529,13 +522,17 @@ impl<D: BlockDevice> Host<D> for Streams<'_> {
         if self.in_flight.contains_key(&done.completion.request.id) {
             self.count_in_flight(now);
         }
-        let Some(pages) = self.in_flight.remove(&done.completion.request.id) else {
+        let Some(fetched) = self.in_flight.remove(&done.completion.request.id) else {
             return Ok(());
         };
         if let Some(elevator) = self.elevator.as_mut() {
             elevator.done();
         }
         self.dispatch(io)?;
+        let pages = match fetched {
+            Fetched::Pages(pages) => pages,
+            Fetched::Indirect(block) => return self.mapped(block, io),
+        };
         let mut finished = Vec::new();
         for index in pages {
             self.pending.remove(&index);
@@ -588,5 +585,6 @@ impl<D: BlockDevice> Host<D> for Streams<'_> {
     }
 }
 
+mod requests;
 #[cfg(test)]
 mod tests;

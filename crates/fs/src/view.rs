@@ -103,17 +103,47 @@ impl<R: Fn(u64) -> bool> FileView for LaidOutFile<'_, R> {
         self.locate(index)
             .map_or(0, |(run, offset)| run.blocks - offset)
     }
+    /// The file's pages from `index` on whose blocks lie before the track
+    /// boundary after page `index`'s block: the rest of its run, then the runs
+    /// after it that go on upward inside the same track past a gap (the
+    /// indirect block a file system placed there), so a track's window is the
+    /// file's part of the track; at least 1.
     fn pages_to_track_end(&self, index: u64) -> u64 {
-        let Some((run, offset)) = self.locate(index) else {
+        if index >= self.page_count {
             return 0;
-        };
-        let lbn = self.block_size.first_lbn(run.first.plus(offset));
+        }
+        let sectors = self.block_size.sectors().0;
+        let first_run = self.run_starts.partition_point(|&start| start <= index) - 1;
+        let start = self.block_size.first_lbn(
+            self.runs[first_run]
+                .first
+                .plus(index - self.run_starts[first_run]),
+        );
         let track_end = self
             .map
-            .next_boundary_after(lbn)
+            .next_boundary_after(start)
             .map_or(self.map.capacity().0, |b| b.0);
-        let whole_blocks = (track_end - lbn.0) / self.block_size.sectors().0;
-        whole_blocks.clamp(1, run.blocks - offset)
+        let mut pages = 0;
+        let mut from = start.0;
+        for (position, run) in self.runs.iter().enumerate().skip(first_run) {
+            let offset = if position == first_run {
+                index - self.run_starts[first_run]
+            } else {
+                0
+            };
+            let first = self.block_size.first_lbn(run.first.plus(offset)).0;
+            if first < from || first >= track_end {
+                break;
+            }
+            let room = (track_end - first) / sectors;
+            let blocks = run.blocks - offset;
+            pages += room.min(blocks);
+            if room < blocks {
+                break;
+            }
+            from = first + blocks * sectors;
+        }
+        pages.max(1)
     }
     fn track_pages_at(&self, index: u64) -> u64 {
         let track = self
@@ -160,5 +190,43 @@ mod tests {
                 "page {index}"
             );
         }
+    }
+
+    // Proves a track's window follows the file past a one-block gap inside the
+    // track (an indirect block) and stops at the boundary, at a run that goes
+    // back down, and at the file's end.
+    #[test]
+    fn the_pages_to_a_track_end_follow_the_file_across_a_gap() {
+        let tracks = (0..4)
+            .map(|t| Track {
+                first: Lbn(t * 80),
+                sectors: Sectors(80),
+                location: None,
+                uncertain: false,
+            })
+            .collect();
+        let map = TrackMap::new("test", "four tracks", Sectors(320), tracks, Vec::new()).unwrap();
+        let size = BlockSize::EXT2_4_KIB; // 8 sectors: 10 blocks a track
+        let run = |first, blocks| BlockRun {
+            first: BlockNumber(first),
+            blocks,
+        };
+        // Blocks 2-4, gap at 5, 6-13 (crossing into track 1), then back to 0.
+        let runs = [run(2, 3), run(6, 8), run(0, 1)];
+        let view = LaidOutFile::new(&runs, &map, size, |_| false);
+        assert_eq!(view.pages_to_track_end(0), 3 + 4, "blocks 2-4 and 6-9");
+        assert_eq!(view.pages_to_track_end(2), 1 + 4);
+        assert_eq!(view.pages_to_track_end(3), 4, "blocks 6-9");
+        assert_eq!(
+            view.pages_to_track_end(7),
+            4,
+            "blocks 10-13, then the run down to 0"
+        );
+        assert_eq!(
+            view.pages_to_track_end(11),
+            1,
+            "block 0, the file's last page"
+        );
+        assert_eq!(view.pages_to_track_end(12), 0, "past the file");
     }
 }

@@ -5,13 +5,16 @@
 //! inside the capacity; a request fails exactly when the reference has too few
 //! blocks; a freed block can be reused; traxtent FFS puts every file that fits
 //! in a free traxtent inside one; next-free placement picks the block a
-//! reference picks.
+//! reference picks; a file holds exactly the indirect blocks its size needs
+//! (counted level by level, independently of the allocator's rule).
 
 mod common;
 
 use common::{crossing_by_brute_force, map_of, small_policies};
 use proptest::prelude::*;
-use spinstack_fs::{Allocator, AllocatorConfig, BlockNumber, BlockState, FileId, Placement};
+use spinstack_fs::{
+    Allocator, AllocatorConfig, BlockNumber, BlockState, FileId, IndirectBlocks, Placement,
+};
 use spinstack_sim::rng::SplitMix64;
 use spinstack_trackmap::TrackMap;
 use std::collections::{BTreeMap, BTreeSet};
@@ -46,12 +49,36 @@ impl Reference {
             block_count,
         }
     }
-    fn taken(&self) -> usize {
-        self.files.values().map(BTreeSet::len).sum()
+    fn taken(&self, indirect: Option<IndirectBlocks>) -> u64 {
+        self.files
+            .values()
+            .map(|blocks| blocks.len() as u64 + indirect_for(indirect, blocks.len() as u64))
+            .sum()
     }
-    fn allocatable(&self) -> u64 {
-        self.block_count - self.forbidden.len() as u64 - self.taken() as u64
+    fn allocatable(&self, indirect: Option<IndirectBlocks>) -> u64 {
+        self.block_count - self.forbidden.len() as u64 - self.taken(indirect)
     }
+}
+
+/// Indirect blocks a file of `data` blocks holds, counted as a tree: past the
+/// direct blocks, each level (single, double, triple) maps up to pointers^level
+/// blocks through ceil(mapped / pointers^j) blocks at each of its j = 1..level.
+fn indirect_for(layout: Option<IndirectBlocks>, data: u64) -> u64 {
+    let Some(layout) = layout else { return 0 };
+    let pointers = layout.pointers_per_block;
+    let mut rest = data.saturating_sub(layout.direct);
+    let (mut total, mut span) = (0, pointers);
+    for level in 1..=3 {
+        let mapped = rest.min(span);
+        let mut unit = pointers;
+        for _ in 0..level {
+            total += mapped.div_ceil(unit);
+            unit *= pointers;
+        }
+        rest -= mapped;
+        span *= pointers;
+    }
+    total
 }
 
 /// A random map (track sizes 3..40 sectors) and one of the four small policies
@@ -63,7 +90,13 @@ fn setup(rng: &mut SplitMix64) -> (TrackMap, &'static str, AllocatorConfig) {
     let group_blocks = 8 + rng.below(40);
     let policies = small_policies(group_blocks);
     let (name, config) = policies[rng.below(policies.len() as u64) as usize];
-    (map, name, config)
+    // Half the runs with indirect blocks, small enough that files reach the
+    // double and triple levels.
+    let indirect = (rng.below(2) == 0).then(|| IndirectBlocks {
+        direct: 1 + rng.below(4),
+        pointers_per_block: 2 + rng.below(3),
+    });
+    (map, name, AllocatorConfig { indirect, ..config })
 }
 
 /// Checks every invariant the reference can see; `Err` names the first broken.
@@ -92,12 +125,34 @@ fn check(allocator: &Allocator, reference: &Reference, map: &TrackMap) -> Result
                 }
             }
         }
+        let indirect = allocator.indirect_blocks(file).unwrap();
+        for &block in indirect {
+            if !seen.insert(block.0) {
+                return Err(format!("indirect {block} allocated twice"));
+            }
+            if reference.forbidden.contains(&block.0) {
+                return Err(format!(
+                    "{block} is metadata or excluded but {file:?} has it"
+                ));
+            }
+            if allocator.state(block) != Some(BlockState::Indirect) {
+                return Err(format!("indirect {block} is {:?}", allocator.state(block)));
+            }
+        }
         let ours: BTreeSet<u64> = allocator
             .runs(file)
             .unwrap()
             .iter()
             .flat_map(|r| r.iter().map(|b| b.0))
             .collect();
+        let expected = indirect_for(allocator.config().indirect, ours.len() as u64);
+        if indirect.len() as u64 != expected {
+            return Err(format!(
+                "{file:?} has {} data and {} indirect blocks, not {expected}",
+                ours.len(),
+                indirect.len()
+            ));
+        }
         if Some(&ours) != reference.files.get(&file) {
             return Err(format!(
                 "{file:?}'s blocks differ from what allocate returned"
@@ -109,11 +164,11 @@ fn check(allocator: &Allocator, reference: &Reference, map: &TrackMap) -> Result
         .filter_map(|f| allocator.preallocated(f))
         .map(|r| r.blocks)
         .sum();
-    if allocator.free_blocks() + preallocated != reference.allocatable() {
+    let allocatable = reference.allocatable(allocator.config().indirect);
+    if allocator.free_blocks() + preallocated != allocatable {
         return Err(format!(
-            "free {} + preallocated {preallocated} != reference's {}",
+            "free {} + preallocated {preallocated} != reference's {allocatable}",
             allocator.free_blocks(),
-            reference.allocatable()
         ));
     }
     Ok(())
@@ -136,11 +191,18 @@ fn some_traxtent_fits(map: &TrackMap, allocator: &Allocator, count: u64) -> bool
     })
 }
 
+/// Are the file's blocks (data and indirect) one contiguous range inside one track?
 fn in_one_traxtent(map: &TrackMap, allocator: &Allocator, file: FileId) -> bool {
     let sectors = allocator.config().block_size.sectors().0;
-    let runs = allocator.runs(file).unwrap();
-    let (first, last) = (runs[0].first.0, runs[runs.len() - 1].end().0 - 1);
-    runs.len() == 1
+    let blocks: BTreeSet<u64> = allocator
+        .runs(file)
+        .unwrap()
+        .iter()
+        .flat_map(|r| r.iter().map(|b| b.0))
+        .chain(allocator.indirect_blocks(file).unwrap().iter().map(|b| b.0))
+        .collect();
+    let (first, last) = (*blocks.first().unwrap(), *blocks.last().unwrap());
+    last - first + 1 == blocks.len() as u64
         && map.track_index_of(spinstack_sim::units::Lbn(first * sectors))
             == map.track_index_of(spinstack_sim::units::Lbn((last + 1) * sectors - 1))
 }
@@ -164,9 +226,12 @@ fn random_operations(seed: u64) -> Result<(), String> {
             3..=6 if !files.is_empty() => {
                 let file = pick(&mut rng);
                 let count = 1 + rng.below(12);
-                let new_file = reference.files[&file].is_empty();
-                let fits = some_traxtent_fits(&map, &allocator, count);
-                let enough = reference.allocatable() >= count;
+                let held = reference.files[&file].len() as u64;
+                let new_file = held == 0;
+                let needed = count + indirect_for(config.indirect, held + count)
+                    - indirect_for(config.indirect, held);
+                let fits = some_traxtent_fits(&map, &allocator, needed);
+                let enough = reference.allocatable(config.indirect) >= needed;
                 match allocator.allocate(file, count) {
                     Ok(runs) => {
                         if !enough {
@@ -214,7 +279,14 @@ fn freed_blocks_are_reused(seed: u64) -> Result<(), String> {
         let file = allocator
             .create(rng.below(allocator.group_count() as u64) as usize)
             .unwrap();
-        let count = (1 + rng.below(10)).min(allocator.free_blocks());
+        // Small enough that the indirect blocks it needs are free too.
+        let mut count = (1 + rng.below(10)).min(allocator.free_blocks());
+        while count + indirect_for(config.indirect, count) > allocator.free_blocks() {
+            count -= 1;
+        }
+        if count == 0 {
+            break;
+        }
         allocator
             .allocate(file, count)
             .map_err(|e| format!("seed {seed} ({name}): {e}"))?;
@@ -222,18 +294,22 @@ fn freed_blocks_are_reused(seed: u64) -> Result<(), String> {
         files.push(file);
     }
     let victim = files[rng.below(files.len() as u64) as usize];
-    let freed: BTreeSet<u64> = allocator
-        .runs(victim)
-        .unwrap()
-        .iter()
-        .flat_map(|r| r.iter().map(|b| b.0))
-        .collect();
-    allocator.delete(victim).unwrap();
+    let blocks_of = |allocator: &Allocator, file: FileId| -> BTreeSet<u64> {
+        allocator
+            .runs(file)
+            .unwrap()
+            .iter()
+            .flat_map(|r| r.iter().map(|b| b.0))
+            .chain(allocator.indirect_blocks(file).unwrap().iter().map(|b| b.0))
+            .collect()
+    };
+    let freed = blocks_of(&allocator, victim);
+    let data = allocator.delete(victim).unwrap();
     let again = allocator.create(0).unwrap();
-    let runs = allocator
-        .allocate(again, freed.len() as u64)
+    allocator
+        .allocate(again, data)
         .map_err(|e| format!("seed {seed} ({name}): freed blocks not reusable: {e}"))?;
-    let got: BTreeSet<u64> = runs.iter().flat_map(|r| r.iter().map(|b| b.0)).collect();
+    let got = blocks_of(&allocator, again);
     if got != freed {
         return Err(format!(
             "seed {seed} ({name}): got {got:?}, freed {freed:?}"
@@ -253,6 +329,7 @@ fn next_free_matches_the_reference(seed: u64) -> Result<(), String> {
         placement: Placement::NextFree,
         preallocation: spinstack_fs::Preallocation::None,
         max_blocks_per_group_per_file: None,
+        indirect: None,
         ..config
     };
     let mut allocator = Allocator::new(&map, config).map_err(|e| e.to_string())?;

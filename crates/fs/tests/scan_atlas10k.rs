@@ -68,6 +68,7 @@ fn scan(
         .iter()
         .map(|runs| ScannedFile {
             runs,
+            indirect: None,
             read_ahead: ReadAhead::new(policy),
         })
         .collect();

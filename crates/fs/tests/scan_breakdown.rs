@@ -44,6 +44,7 @@ fn scan(config: AllocatorConfig, policy: Policy) -> ScanReport {
     };
     let file = ScannedFile {
         runs: &runs,
+        indirect: None,
         read_ahead: ReadAhead::new(policy),
     };
     let mut host = Scan::new(setup, vec![file]);

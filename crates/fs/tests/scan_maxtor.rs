@@ -69,6 +69,7 @@ fn ext2_scan_conventional_and_track_aligned() {
         };
         let file = ScannedFile {
             runs: &runs,
+            indirect: None,
             read_ahead: ReadAhead::new(policy),
         };
         let mut host = Scan::new(setup, vec![file]);

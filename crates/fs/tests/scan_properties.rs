@@ -67,6 +67,7 @@ fn random_scan(seed: u64) -> Result<(), String> {
         .iter()
         .map(|runs| ScannedFile {
             runs,
+            indirect: None,
             read_ahead: ReadAhead::new(policy),
         })
         .collect();

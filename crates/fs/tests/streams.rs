@@ -41,6 +41,7 @@ fn streams_of(
         map: &map,
         block_size: config.block_size,
         runs: &runs,
+        indirect: None,
         policy: Policy::linux_default(),
         cache: PageCache::new(16 << 20, 4096, Replacement::ActiveInactive).unwrap(),
         elevator: None,

@@ -33,6 +33,7 @@ fn dirty_pages_with_no_write_back_after_the_last_step_are_an_error() {
         exclude_track_crossing_blocks: false,
         placement: Placement::NextFree,
         preallocation: Preallocation::None,
+        indirect: None,
     };
     let setup = ProgramSetup {
         device: DeviceId(0),

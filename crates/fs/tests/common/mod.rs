@@ -33,6 +33,7 @@ pub fn small(group_blocks: u64, max_per_group: Option<u64>) -> AllocatorConfig {
         exclude_track_crossing_blocks: false,
         placement: Placement::NextFree,
         preallocation: Preallocation::None,
+        indirect: None,
     }
 }
 

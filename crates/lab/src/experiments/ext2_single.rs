@@ -27,9 +27,10 @@ use crate::table::DataTable;
 use crate::LabError;
 use spinstack_disk::drive::{Drive, DriveOptions};
 use spinstack_fs::cache::{PageCache, Replacement};
+use spinstack_fs::indirect::IndirectMap;
 use spinstack_fs::readahead::{Policy, ReadAhead};
 use spinstack_fs::scan::{Scan, ScanReport, ScanSetup, ScannedFile};
-use spinstack_fs::{Allocator, AllocatorConfig, BlockRun};
+use spinstack_fs::{Allocator, AllocatorConfig, BlockNumber, BlockRun};
 use spinstack_sim::driver::run;
 use spinstack_sim::engine::{Engine, EngineOptions};
 use spinstack_volume::timed::{PlugPolicy, Striped};
@@ -114,6 +115,7 @@ fn measure(variant: Variant, files: usize, blocks: u64, id: &str) -> Result<Meas
     let config = (variant.config)();
     let mut allocator = Allocator::new(&map, config).map_err(|e| fail(e.to_string()))?;
     let mut runs: Vec<Vec<BlockRun>> = Vec::new();
+    let mut indirect: Vec<Vec<BlockNumber>> = Vec::new();
     for _ in 0..files {
         let file = allocator.create(0).map_err(|e| fail(e.to_string()))?;
         for _ in 0..blocks / WRITE_PIECE_BLOCKS {
@@ -126,6 +128,7 @@ fn measure(variant: Variant, files: usize, blocks: u64, id: &str) -> Result<Meas
             .runs(file)
             .ok_or_else(|| fail("a created file has no runs".to_string()))?;
         runs.push(file_runs.to_vec());
+        indirect.push(allocator.indirect_blocks(file).unwrap_or_default().to_vec());
     }
     let plug = variant.plug.map(|track_aware| PlugPolicy {
         track_aware,
@@ -140,7 +143,7 @@ fn measure(variant: Variant, files: usize, blocks: u64, id: &str) -> Result<Meas
     .map_err(|e| fail(e.to_string()))?;
     let mut engine = Engine::new(EngineOptions::default());
     let id_in_engine = engine.add_device(device);
-    let setup = ScanSetup {
+    let mut setup = ScanSetup {
         device: id_in_engine,
         map: &map,
         block_size: config.block_size,
@@ -153,10 +156,18 @@ fn measure(variant: Variant, files: usize, blocks: u64, id: &str) -> Result<Meas
         )
         .map_err(|e| fail(e.to_string()))?,
     };
+    super::common::cache_indirect_blocks(
+        &mut setup.cache,
+        indirect
+            .iter()
+            .map(|blocks| IndirectMap::new(config.indirect, blocks)),
+    );
     let scanned = runs
         .iter()
-        .map(|runs| ScannedFile {
+        .zip(&indirect)
+        .map(|(runs, blocks)| ScannedFile {
             runs,
+            indirect: IndirectMap::new(config.indirect, blocks),
             read_ahead: ReadAhead::new((variant.policy)()),
         })
         .collect();
@@ -354,6 +365,7 @@ impl Experiment for Ext2Bonnie {
                     .to_string(),
                 bonnie_write::note(),
                 common_notes(),
+                super::common::indirect_blocks_note(),
             ],
         })
     }
@@ -429,6 +441,7 @@ impl Experiment for Ext2Diff {
                  drive's read-ahead off (sdparm DPTL=0), its read cache on."
                     .to_string(),
                 common_notes(),
+                super::common::indirect_blocks_note(),
             ],
         })
     }

@@ -47,9 +47,10 @@ use crate::harness::{Experiment, Outcome, RunContext};
 use crate::LabError;
 use spinstack_disk::drive::DriveOptions;
 use spinstack_fs::cache::{PageCache, Replacement};
+use spinstack_fs::indirect::IndirectMap;
 use spinstack_fs::readahead::{Policy, ReadAhead, WindowLimit};
 use spinstack_fs::scan::{ReadCost, Scan, ScanReport, ScanSetup, ScannedFile};
-use spinstack_fs::{Allocator, AllocatorConfig, BlockRun};
+use spinstack_fs::{Allocator, AllocatorConfig};
 use spinstack_sim::device::BlockDevice;
 use spinstack_sim::driver::run;
 use spinstack_sim::engine::{Engine, EngineOptions};
@@ -92,6 +93,9 @@ const READ_PAGES: u64 = 2;
 const WRITE_PIECE_BLOCKS: u64 = 8;
 /// md's chunk in the base case (§3: "a chunk size of 4KB").
 const CHUNK_SECTORS: Sectors = Sectors(8);
+/// Where `raid5-diff`'s evidence moves the second file: another file of this
+/// many 4 KB blocks created between the two.
+const GAPS_BLOCKS: [u64; 5] = [1, 3, 7, 16, 40];
 /// The members' tracks the four-track window is measured over: the first 64 tracks
 /// of each member (two 32-cylinder bands, both surfaces), where the files lie.
 const WINDOW_TRACKS_SAMPLED: usize = 64;
@@ -362,32 +366,21 @@ pub(crate) fn maps(variant: Variant, volume: &Volume) -> Result<(TrackMap, Track
 
 /// Lays out `files` files of `blocks` blocks one after the other, as a writer
 /// extending each 32 KB at a time would.
-pub(crate) fn lay_out(
-    allocator: &mut Allocator,
-    files: usize,
-    blocks: u64,
-) -> Result<Vec<Vec<BlockRun>>, String> {
-    let mut runs = Vec::new();
-    for _ in 0..files {
-        let file = allocator.create(0).map_err(|e| e.to_string())?;
-        for _ in 0..blocks / WRITE_PIECE_BLOCKS {
-            allocator
-                .allocate(file, WRITE_PIECE_BLOCKS)
-                .map_err(|e| e.to_string())?;
-        }
-        allocator.close(file).map_err(|e| e.to_string())?;
-        let file_runs = allocator
-            .runs(file)
-            .ok_or_else(|| "a created file has no runs".to_string())?;
-        runs.push(file_runs.to_vec());
-    }
-    Ok(runs)
-}
-
 pub(crate) fn measure(
     variant: Variant,
     files: usize,
     blocks: u64,
+    id: &str,
+) -> Result<Measured, LabError> {
+    measure_apart(variant, files, blocks, 0, id)
+}
+
+/// As [`measure`], the files laid out `gap_blocks` apart ([`lay_out_apart`]).
+pub(crate) fn measure_apart(
+    variant: Variant,
+    files: usize,
+    blocks: u64,
+    gap_blocks: u64,
     id: &str,
 ) -> Result<Measured, LabError> {
     let fail = |problem: String| LabError::Run {
@@ -404,7 +397,11 @@ pub(crate) fn measure(
     };
     let mut allocator = Allocator::new(&allocation_map, config).map_err(|e| fail(e.to_string()))?;
     let excluded_blocks = allocator.traxtents().excluded().len() as u64;
-    let runs = lay_out(&mut allocator, files, blocks).map_err(fail)?;
+    let (runs, indirect): (Vec<_>, Vec<_>) =
+        lay_out_apart(&mut allocator, files, blocks, gap_blocks)
+            .map_err(fail)?
+            .into_iter()
+            .unzip();
     drop(allocator);
     let block_sectors = config.block_size.sectors().0;
     let (policy, window) = match (variant.raid, variant.window_tracks) {
@@ -418,7 +415,7 @@ pub(crate) fn measure(
     };
     let mut engine = Engine::new(EngineOptions::default());
     let device = engine.add_device(volume);
-    let setup = ScanSetup {
+    let mut setup = ScanSetup {
         device,
         map: &read_ahead_map,
         block_size: config.block_size,
@@ -438,10 +435,18 @@ pub(crate) fn measure(
         )
         .map_err(|e| fail(e.to_string()))?,
     };
+    super::common::cache_indirect_blocks(
+        &mut setup.cache,
+        indirect
+            .iter()
+            .map(|blocks| IndirectMap::new(config.indirect, blocks)),
+    );
     let scanned = runs
         .iter()
-        .map(|runs| ScannedFile {
+        .zip(&indirect)
+        .map(|(runs, blocks)| ScannedFile {
             runs,
+            indirect: IndirectMap::new(config.indirect, blocks),
             read_ahead: ReadAhead::new(policy),
         })
         .collect();
@@ -486,18 +491,6 @@ fn summarise(
     }
 }
 
-fn run_all(
-    variants: &[Variant],
-    files: usize,
-    blocks: u64,
-    context: &RunContext,
-    id: &str,
-) -> Result<Vec<Measured>, LabError> {
-    super::common::measure_each(variants, context, |&variant| {
-        measure(variant, files, blocks, id)
-    })
-}
-
 impl Experiment for Raid5Bonnie {
     fn id(&self) -> &'static str {
         "raid5-bonnie"
@@ -530,10 +523,35 @@ impl Experiment for Raid5Diff {
         "diff of two files over five-member RAID-5s: md 4 KB chunk, four-track window, track-aligned (validation Fig. 9)"
     }
     fn run(&self, context: &RunContext) -> Result<Outcome, LabError> {
-        let runs = run_all(&VARIANTS, 2, DIFF_FILE_BLOCKS, context, self.id())?;
-        Ok(report::diff(&runs))
+        // The variants, then as evidence the same diff with the second file
+        // moved by another file between the two (the default run has none).
+        let apart: Vec<(Variant, u64)> = [CONVENTIONAL, TRACK_ALIGNED]
+            .into_iter()
+            .flat_map(|variant| GAPS_BLOCKS.map(|gap| (variant, gap)))
+            .collect();
+        let items: Vec<(Variant, u64)> = VARIANTS
+            .iter()
+            .map(|&variant| (variant, 0))
+            .chain(apart)
+            .collect();
+        let mut all = super::common::measure_each(&items, context, |&(variant, gap)| {
+            measure_apart(variant, 2, DIFF_FILE_BLOCKS, gap, self.id())
+        })?;
+        let moved = all.split_off(VARIANTS.len());
+        let runs = all;
+        let (conventional, aligned) = moved.split_at(GAPS_BLOCKS.len());
+        Ok(report::diff(
+            &runs,
+            &report::Apart {
+                gaps_blocks: &GAPS_BLOCKS,
+                conventional,
+                aligned,
+            },
+        ))
     }
 }
 
+mod layout;
+pub(crate) use layout::{lay_out, lay_out_apart};
 #[cfg(test)]
 mod tests;

@@ -61,6 +61,7 @@ use crate::LabError;
 use spinstack_disk::drive::DriveOptions;
 use spinstack_fs::cache::{PageCache, Replacement};
 use spinstack_fs::elevator::ElevatorConfig;
+use spinstack_fs::indirect::IndirectMap;
 use spinstack_fs::readahead::{Policy, WindowLimit};
 use spinstack_fs::streams::{StreamReport, StreamSetup, StreamWorkload, Streams};
 use spinstack_fs::{Allocator, AllocatorConfig};
@@ -159,7 +160,7 @@ fn measure(variant: Variant, depth: u32, seed: u64, id: &str) -> Result<Measured
         Raid::TrackAligned { .. } => AllocatorConfig::ext2_track_aligned(),
     };
     let mut allocator = Allocator::new(&allocation_map, config).map_err(|e| fail(e.to_string()))?;
-    let runs = lay_out(&mut allocator, 1, FILE_BLOCKS)
+    let (runs, indirect) = lay_out(&mut allocator, 1, FILE_BLOCKS)
         .map_err(fail)?
         .remove(0);
     drop(allocator);
@@ -172,11 +173,12 @@ fn measure(variant: Variant, depth: u32, seed: u64, id: &str) -> Result<Measured
     };
     let mut engine = Engine::new(EngineOptions::default());
     let device = engine.add_device(volume);
-    let setup = StreamSetup {
+    let mut setup = StreamSetup {
         device,
         map: &read_ahead_map,
         block_size: config.block_size,
         runs: &runs,
+        indirect: IndirectMap::new(config.indirect, &indirect),
         policy,
         cache: PageCache::new(
             CACHE_BYTES,
@@ -189,6 +191,10 @@ fn measure(variant: Variant, depth: u32, seed: u64, id: &str) -> Result<Measured
             ..ElevatorConfig::linux26_reads()
         }),
     };
+    super::common::cache_indirect_blocks(
+        &mut setup.cache,
+        [IndirectMap::new(config.indirect, &indirect)],
+    );
     let workload = StreamWorkload {
         read_pages: READ_PAGES,
         period: Nanoseconds::from_ms(PERIOD_MS),
@@ -396,8 +402,9 @@ fn outcome(measured: &[Measured], sensitivity: &[Measured], seed: u64) -> Outcom
         data,
         figure: figure(measured),
         claims,
-        notes: vec![format!(
-            "ext2-streams' workload (500 KB per call then a 1 s sleep, a new stream every \
+        notes: vec![
+            format!(
+                "ext2-streams' workload (500 KB per call then a 1 s sleep, a new stream every \
              1.001 s, start-up = the first call's return, stop when one exceeds 3 s or at \
              {MAX_STREAMS} streams; seed {seed}) over one 256 GB file (64 GB per data \
              member) on raid5-bonnie's three volumes (five Atlas 10K V of Table 2's \
@@ -412,9 +419,11 @@ fn outcome(measured: &[Measured], sensitivity: &[Measured], seed: u64) -> Outcom
              (sdparm DPTL=0, the cache on), as in raid5-bonnie and as the paper ran \
              track-aligned accesses from §2.5 on ('for subsequent experiments, we \
              disabled disk firmware prefetch for track-aligned accesses'); the md \
-             volumes keep it on. No CPU time per read; no metadata.",
-            HostProfile::pentium_d_830().device_io.describe()
-        )],
+             volumes keep it on. No CPU time per read; no inode or directory reads.",
+                HostProfile::pentium_d_830().device_io.describe()
+            ),
+            super::common::indirect_blocks_note(),
+        ],
     }
 }
 

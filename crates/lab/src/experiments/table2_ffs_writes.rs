@@ -469,8 +469,9 @@ fn copy_note(unmodified: WriteRun, traxtents: WriteRun) -> String {
          unmodified FFS paid more per request, as in the diff row (its positioning \
          claims above: the paper's 6.9 ms per unmodified request is more than the \
          model's). The model has no metadata traffic (inode, indirect-block and \
-         cylinder-group writes; FFS writes an indirect block per 2,048 data blocks); \
-         it would add about the same time to every variant. Not tuned.",
+         cylinder-group writes; the copy's indirect blocks, one per 2,048 data blocks, \
+         are placed in the data stream but never written); it would add about the same \
+         time to every variant. Not tuned.",
         unmodified.seconds,
         describe(unmodified),
         traxtents.seconds,
