@@ -95,6 +95,20 @@ pub struct ScanRequest {
     pub metadata: bool,
 }
 
+impl ScanRequest {
+    /// A request just issued (`metadata`: an indirect block).
+    fn issued(lbn: Lbn, sectors: Sectors, now: Nanoseconds, metadata: bool) -> ScanRequest {
+        ScanRequest {
+            lbn,
+            sectors,
+            issued: now,
+            done: None,
+            drive: None,
+            metadata,
+        }
+    }
+}
+
 /// What the scan did.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct ScanReport {
@@ -292,14 +306,9 @@ impl<'a> Scan<'a> {
         let id = io.submit(self.setup.device, Issue::new(Operation::Read, lbn, sectors))?;
         self.metadata_in_flight
             .insert(id, (block, self.report.requests.len()));
-        self.report.requests.push(ScanRequest {
-            lbn,
-            sectors,
-            issued: io.now(),
-            done: None,
-            drive: None,
-            metadata: true,
-        });
+        self.report
+            .requests
+            .push(ScanRequest::issued(lbn, sectors, io.now(), true));
         Ok(())
     }
 
@@ -371,14 +380,9 @@ impl<'a> Scan<'a> {
                 .extend(indices.iter().map(|&i| Scan::key(turn, i)));
             self.in_flight
                 .insert(id, (turn, indices, self.report.requests.len()));
-            self.report.requests.push(ScanRequest {
-                lbn,
-                sectors,
-                issued: io.now(),
-                done: None,
-                drive: None,
-                metadata: false,
-            });
+            self.report
+                .requests
+                .push(ScanRequest::issued(lbn, sectors, io.now(), false));
             self.report.pages_fetched += pages;
             index += pages;
         }

@@ -11,6 +11,10 @@ use spinstack_volume::timed::MemberStats;
 pub(super) struct Measured {
     pub(super) report: StreamReport,
     pub(super) drive: MemberStats,
+    /// Tracks the file spans, and of them those holding one of its indirect
+    /// blocks (a track-aligned window there is two requests).
+    pub(super) tracks: u64,
+    pub(super) tracks_with_indirect: u64,
 }
 
 /// Streams that started within the limit (those before the first that did not).
