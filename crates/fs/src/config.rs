@@ -51,36 +51,13 @@ impl IndirectBlocks {
     /// plus the double-indirect block at the first block it maps, plus the
     /// triple-indirect block at its first.
     pub fn before(self, index: u64) -> u64 {
-        let pointers = self.pointers_per_block;
-        let Some(mut past) = index.checked_sub(self.direct) else {
-            return 0;
-        };
-        // Levels, each mapping `span` blocks: single (pointers), double
-        // (pointers²), triple (pointers³).
-        let mut span = pointers;
-        for level in 1..=3u64 {
-            if past < span {
-                // Inside this level's range: an indirect block starts at every
-                // multiple of `pointers`, and the levels between it and the top
-                // start where `past` is a multiple of their spans.
-                let mut count = 0;
-                let mut unit = pointers;
-                for _ in 0..level {
-                    if past % unit == 0 {
-                        count += 1;
-                    }
-                    unit = unit.saturating_mul(pointers);
-                }
-                return count;
-            }
-            past -= span;
-            span = span.saturating_mul(pointers);
-        }
-        0
+        self.needed_for(index + 1) - self.needed_for(index)
     }
 
-    /// Indirect blocks a file of `data_blocks` blocks holds: those taken
-    /// before each of its blocks (see [`IndirectBlocks::before`]).
+    /// Indirect blocks a file of `data_blocks` blocks holds, counted as a
+    /// tree: past the direct blocks, each level (single, double, triple) maps
+    /// up to pointers^level blocks through ceil(mapped / pointers^j) blocks at
+    /// each of its depths j = 1..level.
     pub fn needed_for(self, data_blocks: u64) -> u64 {
         let pointers = self.pointers_per_block;
         let mut rest = data_blocks.saturating_sub(self.direct);

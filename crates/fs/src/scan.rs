@@ -267,13 +267,9 @@ impl<'a> Scan<'a> {
     fn map_then_issue<D: BlockDevice>(&mut self, io: &mut Io<'_, D>) -> Result<(), EngineError> {
         let turn = self.turn;
         if let Some(map) = self.files[turn].indirect {
-            let in_flight: Vec<BlockNumber> = self
-                .metadata_in_flight
-                .values()
-                .map(|&(block, _)| block)
-                .collect();
+            let in_flight = &self.metadata_in_flight;
             match map.next_needed(&self.deferred, &mut self.setup.cache, |block| {
-                in_flight.contains(&block)
+                in_flight.values().any(|&(fetching, _)| fetching == block)
             }) {
                 Mapping::Mapped => {}
                 Mapping::Wait(_) => {

@@ -65,13 +65,19 @@ impl<'a, R: Fn(u64) -> bool> LaidOutFile<'a, R> {
         }
     }
 
-    /// The run holding file page `index` and the page's offset in it.
-    fn locate(&self, index: u64) -> Option<(BlockRun, u64)> {
+    /// Which run holds file page `index`, and the page's offset in it.
+    fn position(&self, index: u64) -> Option<(usize, u64)> {
         if index >= self.page_count {
             return None;
         }
         let run = self.run_starts.partition_point(|&start| start <= index) - 1;
-        Some((self.runs[run], index - self.run_starts[run]))
+        Some((run, index - self.run_starts[run]))
+    }
+
+    /// The run holding file page `index` and the page's offset in it.
+    fn locate(&self, index: u64) -> Option<(BlockRun, u64)> {
+        self.position(index)
+            .map(|(run, offset)| (self.runs[run], offset))
     }
 
     /// The disk block holding file page `index`.
@@ -109,16 +115,13 @@ impl<R: Fn(u64) -> bool> FileView for LaidOutFile<'_, R> {
     /// indirect block a file system placed there), so a track's window is the
     /// file's part of the track; at least 1.
     fn pages_to_track_end(&self, index: u64) -> u64 {
-        if index >= self.page_count {
+        let Some((first_run, first_offset)) = self.position(index) else {
             return 0;
-        }
+        };
         let sectors = self.block_size.sectors().0;
-        let first_run = self.run_starts.partition_point(|&start| start <= index) - 1;
-        let start = self.block_size.first_lbn(
-            self.runs[first_run]
-                .first
-                .plus(index - self.run_starts[first_run]),
-        );
+        let start = self
+            .block_size
+            .first_lbn(self.runs[first_run].first.plus(first_offset));
         let track_end = self
             .map
             .next_boundary_after(start)
@@ -127,7 +130,7 @@ impl<R: Fn(u64) -> bool> FileView for LaidOutFile<'_, R> {
         let mut from = start.0;
         for (position, run) in self.runs.iter().enumerate().skip(first_run) {
             let offset = if position == first_run {
-                index - self.run_starts[first_run]
+                first_offset
             } else {
                 0
             };

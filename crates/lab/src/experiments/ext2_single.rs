@@ -30,7 +30,7 @@ use spinstack_fs::cache::{PageCache, Replacement};
 use spinstack_fs::indirect::IndirectMap;
 use spinstack_fs::readahead::{Policy, ReadAhead};
 use spinstack_fs::scan::{Scan, ScanReport, ScanSetup, ScannedFile};
-use spinstack_fs::{Allocator, AllocatorConfig, BlockNumber, BlockRun};
+use spinstack_fs::{Allocator, AllocatorConfig};
 use spinstack_sim::driver::run;
 use spinstack_sim::engine::{Engine, EngineOptions};
 use spinstack_volume::timed::{PlugPolicy, Striped};
@@ -48,9 +48,6 @@ const DIFF_FILE_BLOCKS: u64 = 131_072;
 /// Pages per `read` call: 8 KB (assumed; neither Bonnie's block size nor
 /// diff's buffer is stated in the paper).
 const READ_PAGES: u64 = 2;
-/// A writer extends the file 8 blocks (32 KB) at a time, so ext2's
-/// preallocation decides the layout as it does for a real writer.
-const WRITE_PIECE_BLOCKS: u64 = 8;
 
 #[derive(Clone, Copy)]
 struct Variant {
@@ -114,22 +111,12 @@ fn measure(variant: Variant, files: usize, blocks: u64, id: &str) -> Result<Meas
     let map = drive.layout().track_map(&spec.name);
     let config = (variant.config)();
     let mut allocator = Allocator::new(&map, config).map_err(|e| fail(e.to_string()))?;
-    let mut runs: Vec<Vec<BlockRun>> = Vec::new();
-    let mut indirect: Vec<Vec<BlockNumber>> = Vec::new();
-    for _ in 0..files {
-        let file = allocator.create(0).map_err(|e| fail(e.to_string()))?;
-        for _ in 0..blocks / WRITE_PIECE_BLOCKS {
-            allocator
-                .allocate(file, WRITE_PIECE_BLOCKS)
-                .map_err(|e| fail(e.to_string()))?;
-        }
-        allocator.close(file).map_err(|e| fail(e.to_string()))?;
-        let file_runs = allocator
-            .runs(file)
-            .ok_or_else(|| fail("a created file has no runs".to_string()))?;
-        runs.push(file_runs.to_vec());
-        indirect.push(allocator.indirect_blocks(file).unwrap_or_default().to_vec());
-    }
+    // Written 8 blocks at a time, as a writer extends them.
+    let (runs, indirect): (Vec<_>, Vec<_>) =
+        super::file_layout::lay_out(&mut allocator, files, blocks)
+            .map_err(fail)?
+            .into_iter()
+            .unzip();
     let plug = variant.plug.map(|track_aware| PlugPolicy {
         track_aware,
         ..PlugPolicy::linux26()

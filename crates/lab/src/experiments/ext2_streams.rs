@@ -68,7 +68,6 @@ const CACHE_BYTES: u64 = 2 << 30;
 /// One 64 GB file of 4 KB blocks (most of the 73 GB disk: the paper's streams
 /// start at "a disk position"), written 8 blocks at a time.
 const FILE_BLOCKS: u64 = 1 << 24;
-const WRITE_PIECE_BLOCKS: u64 = 8;
 /// Each stream reads 500 KB (125 pages of 4 KB) once a second: the paper's
 /// "~500 KB/s"; one second per call is assumed.
 pub(super) const READ_PAGES: u64 = 125;
@@ -154,18 +153,9 @@ fn measure(variant: Variant, seed: u64) -> Result<Measured, LabError> {
     let map = drive.layout().track_map(&spec.name);
     let config = (variant.config)();
     let mut allocator = Allocator::new(&map, config).map_err(|e| fail(e.to_string()))?;
-    let file = allocator.create(0).map_err(|e| fail(e.to_string()))?;
-    for _ in 0..FILE_BLOCKS / WRITE_PIECE_BLOCKS {
-        allocator
-            .allocate(file, WRITE_PIECE_BLOCKS)
-            .map_err(|e| fail(e.to_string()))?;
-    }
-    allocator.close(file).map_err(|e| fail(e.to_string()))?;
-    let runs = allocator
-        .runs(file)
-        .ok_or_else(|| fail("a created file has no runs".to_string()))?
-        .to_vec();
-    let indirect = allocator.indirect_blocks(file).unwrap_or_default().to_vec();
+    let (runs, indirect) = super::file_layout::lay_out(&mut allocator, 1, FILE_BLOCKS)
+        .map_err(fail)?
+        .remove(0);
     let plug = PlugPolicy {
         track_aware: variant.track_aware_plug,
         ..PlugPolicy::linux26()

@@ -22,6 +22,7 @@ pub mod fig3_rotational_latency;
 pub mod fig6_head_time;
 pub mod fig7_breakdown;
 pub mod fig8_variance;
+pub(crate) mod file_layout;
 pub mod lfs_write_cost;
 pub mod raid5_alignment;
 pub mod raid5_fs;

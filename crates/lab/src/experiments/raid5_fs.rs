@@ -88,9 +88,6 @@ const DIFF_FILE_BLOCKS: u64 = 131_072;
 /// Pages per `read` call: 8 KB (assumed, as in `ext2-bonnie`: neither Bonnie's
 /// block size nor diff's buffer is stated in the paper).
 const READ_PAGES: u64 = 2;
-/// A writer extends a file 8 blocks (32 KB) at a time, so ext2's preallocation
-/// decides the layout as it does for a real writer.
-const WRITE_PIECE_BLOCKS: u64 = 8;
 /// md's chunk in the base case (§3: "a chunk size of 4KB").
 const CHUNK_SECTORS: Sectors = Sectors(8);
 /// Where `raid5-diff`'s evidence moves the second file: another file of this
@@ -551,7 +548,6 @@ impl Experiment for Raid5Diff {
     }
 }
 
-mod layout;
-pub(crate) use layout::{lay_out, lay_out_apart};
+pub(crate) use super::file_layout::{lay_out, lay_out_apart};
 #[cfg(test)]
 mod tests;

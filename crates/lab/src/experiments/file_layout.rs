@@ -1,8 +1,12 @@
-//! How `raid5-*` lay their files out: created one after the other in group 0,
-//! each written as a writer extends it, optionally with another file between.
+//! How the ext2 experiments lay their files out: created one after the other
+//! in group 0, each written as a writer extends it, optionally with another
+//! file between.
 
-use super::WRITE_PIECE_BLOCKS;
 use spinstack_fs::{Allocator, BlockNumber, BlockRun};
+
+/// A writer extends a file 8 blocks (32 KB) at a time, so ext2's preallocation
+/// decides the layout as it does for a real writer.
+pub(crate) const WRITE_PIECE_BLOCKS: u64 = 8;
 
 /// A laid-out file: its data runs and its indirect blocks.
 pub(crate) type LaidOut = (Vec<BlockRun>, Vec<BlockNumber>);
