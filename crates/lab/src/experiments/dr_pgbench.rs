@@ -44,9 +44,15 @@ impl Experiment for DrPgbench {
         context.progress.set_length(WINDOWS_KB.len() as u64 + 1);
         let dump = match dump_wal() {
             Ok(text) => text,
-            Err(why) => {
+            Err(Dump::Unavailable(why)) => {
                 eprintln!("SKIP: dr-pgbench: {why}");
                 return Ok(skipped(&why));
+            }
+            Err(Dump::Failed(problem)) => {
+                return Err(LabError::Run {
+                    id: self.id().to_string(),
+                    problem,
+                })
             }
         };
         context.progress.inc(1);
@@ -209,10 +215,17 @@ fn figure(points: Vec<(f64, f64)>, refused: &[String]) -> Figure {
 }
 
 /// Run the script; the dump's text, or why there is none.
-fn dump_wal() -> Result<String, String> {
+/// Why no dump came back: PostgreSQL is not there (the script's exit 77: the
+/// experiment is skipped and says so), or the script failed (an error).
+enum Dump {
+    Unavailable(String),
+    Failed(String),
+}
+
+fn dump_wal() -> Result<String, Dump> {
     let script = concat!(env!("CARGO_MANIFEST_DIR"), "/../../tools/pgbench-wal.sh");
     if !std::path::Path::new(script).exists() {
-        return Err(format!("{script} not found"));
+        return Err(Dump::Unavailable(format!("{script} not found")));
     }
     let out = std::env::temp_dir().join(format!("spinstack-dr-pgbench-{}.txt", std::process::id()));
     let result = std::process::Command::new("sh")
@@ -221,12 +234,17 @@ fn dump_wal() -> Result<String, String> {
         .arg(PGBENCH_TRANSACTIONS.to_string())
         .arg(PGBENCH_SCALE.to_string())
         .output()
-        .map_err(|e| format!("running {script}: {e}"))?;
+        .map_err(|e| Dump::Unavailable(format!("running {script}: {e}")))?;
     if !result.status.success() {
         let _ = std::fs::remove_file(&out);
-        return Err(String::from_utf8_lossy(&result.stderr).trim().to_string());
+        let why = String::from_utf8_lossy(&result.stderr).trim().to_string();
+        return Err(match result.status.code() {
+            Some(77) => Dump::Unavailable(why),
+            code => Dump::Failed(format!("{script} failed ({code:?}): {why}")),
+        });
     }
-    let text = std::fs::read_to_string(&out).map_err(|e| format!("{}: {e}", out.display()));
+    let text =
+        std::fs::read_to_string(&out).map_err(|e| Dump::Failed(format!("{}: {e}", out.display())));
     let _ = std::fs::remove_file(&out);
     text
 }

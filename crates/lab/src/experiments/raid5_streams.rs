@@ -25,19 +25,22 @@
 //! - **the elevator.** Linux runs an elevator per member disk under md. The model
 //!   has one host elevator *above* md instead (`spinstack_fs::elevator`: 2.6.16's
 //!   anticipatory order, an ascending sweep in volume LBNs, the oldest first when
-//!   expired), sending `ELEVATOR_DEPTH` volume requests at a time; each member
-//!   drive takes one request at a time (as `ext2-streams`' drive), and the
-//!   members' plug queues are Linux's (track-aware for the track-aligned volume).
+//!   expired), keeping as many volume requests out as one member's queue holds
+//!   behind the paper's driver (`elevator_depth`: `aacraid`'s 128, capped by the
+//!   drive's 64 tags, as `ext2-streams`' drive); each member drive serves its
+//!   queue shortest positioning time first, and the members' plug queues are
+//!   Linux's (track-aware for the track-aligned volume).
 //!   Why it stands in: md's RAID-5 maps ascending volume addresses to ascending
 //!   addresses on every member, and every request of all three volumes touches
 //!   every member (128 KB over 4 KB chunks is eight stripes; a four-track window
 //!   or a track-aligned stripe is about a track per member), so per-member sweeps
-//!   would visit the requests in the same order; what differs is that members here
-//!   wait for the slowest before the next request, where per-member queues would
-//!   let a fast member go on. Per-member elevators need the volume's member path to
-//!   hold and order requests (a change to `spinstack-volume` not made for this
-//!   experiment). The sensitivity is measured (`SENSITIVITY_DEPTH` requests at
-//!   the volume at once, so members overlap) and reported beside the claims.
+//!   would visit the requests in the same order, and with many volume requests
+//!   out a fast member goes on to the next while a slow one finishes. Per-member
+//!   elevators need the volume's member path to hold and order requests (a
+//!   change to `spinstack-volume` not made for this experiment). The
+//!   sensitivity is measured (`SENSITIVITY_DEPTH`: one volume request at a time,
+//!   this experiment's assumption before 2026-11-27, so every member waits for
+//!   the slowest piece) and reported beside the claims.
 //!
 //! Not scaled: the workload is `ext2-streams`' and every stream count is run (no
 //! coarser step); the six runs (three volumes, two elevator depths) take about
@@ -48,8 +51,9 @@
 
 // `ext2-streams`' workload, unchanged (see its constants for the sources).
 use super::ext2_streams::{ARRIVAL_US, GIVE_UP_S, PACING, PERIOD_MS, READ_PAGES};
-use super::validation_host::HostProfile;
+use super::validation_host::{self, HostProfile};
 use crate::claim::{Claim, Tolerance};
+use crate::drives;
 use crate::experiments::raid5_fs::{
     drive_options, lay_out, maps, volume_spec, window_pages, Raid, Variant, CONVENTIONAL,
     FOUR_TRACK_WINDOW, TRACK_ALIGNED,
@@ -80,15 +84,20 @@ const CACHE_BYTES: u64 = 2 << 30;
 /// span `ext2-streams`' file has on its one disk (assumed there: "randomly
 /// selects a disk position").
 const FILE_BLOCKS: u64 = 1 << 26;
-/// Each member drive takes one request at a time, as `ext2-streams`' drive does
-/// (assumed there: the controller's queue depth is not known).
-const MEMBER_QUEUE_DEPTH: u32 = 1;
-/// Volume requests the elevator above md sends at once (see the module
-/// documentation): one, as `ext2-streams`' elevator sends to its disk.
-const ELEVATOR_DEPTH: u32 = 1;
-/// The sensitivity run's depth: one request per member, so members can work on
-/// different requests as per-member queues would let them.
-const SENSITIVITY_DEPTH: u32 = 5;
+/// The sensitivity run's depth: one volume request at a time, so every member
+/// waits for the slowest piece before the next (this experiment's assumption
+/// before the driver's queue depth was looked up).
+const SENSITIVITY_DEPTH: u32 = 1;
+
+/// Volume requests the elevator above md keeps out (see the module
+/// documentation): as many as one member's queue holds behind the paper's
+/// driver (`validation_host::queue_depth`; every Table 2 variant in the catalog
+/// has a 64-tag queue, this one's stands for them).
+fn elevator_depth() -> Result<u32, LabError> {
+    Ok(validation_host::queue_depth(&drives::spec(
+        "maxtor10kv-czk",
+    )?))
+}
 /// The paper's numbers (§3): track-aligned scales 3.3× conventional; the window's
 /// gain is under half the track-aligned gain.
 const PAPER_SCALING: f64 = 3.3;
@@ -148,7 +157,8 @@ fn measure(variant: Variant, depth: u32, seed: u64, id: &str) -> Result<Measured
         problem: format!("{} (elevator depth {depth}): {problem}", variant.name),
     };
     let drive_options = DriveOptions {
-        queue_depth: Some(MEMBER_QUEUE_DEPTH),
+        // Each member's own tagged queue; the volume holds what does not fit.
+        queue_depth: None,
         ..drive_options(variant)
     };
     let volume = build(&volume_spec(variant), &drive_options)
@@ -186,10 +196,7 @@ fn measure(variant: Variant, depth: u32, seed: u64, id: &str) -> Result<Measured
             Replacement::ActiveInactive,
         )
         .map_err(|e| fail(e.to_string()))?,
-        elevator: Some(ElevatorConfig {
-            depth,
-            ..ElevatorConfig::linux26_reads()
-        }),
+        elevator: Some(ElevatorConfig::linux26_reads(depth)),
     };
     super::common::cache_indirect_blocks(
         &mut setup.cache,
@@ -269,7 +276,8 @@ impl Experiment for Raid5Streams {
     fn run(&self, context: &RunContext) -> Result<Outcome, LabError> {
         // Six independent runs (three volumes at two elevator depths), on all
         // cores; results come back in the items' order.
-        let items: Vec<(u32, Variant)> = [ELEVATOR_DEPTH, SENSITIVITY_DEPTH]
+        let depth = elevator_depth()?;
+        let items: Vec<(u32, Variant)> = [depth, SENSITIVITY_DEPTH]
             .iter()
             .flat_map(|&depth| VARIANTS.iter().map(move |&variant| (depth, variant)))
             .collect();
@@ -282,7 +290,7 @@ impl Experiment for Raid5Streams {
         .into_iter()
         .collect::<Result<Vec<_>, LabError>>()?;
         let sensitivity = runs.split_off(VARIANTS.len());
-        Ok(outcome(&runs, &sensitivity, context.seed))
+        Ok(outcome(&runs, &sensitivity, depth, context.seed))
     }
 }
 
@@ -290,7 +298,7 @@ fn started(measured: &[Measured]) -> [usize; 3] {
     [0, 1, 2].map(|k| measured.get(k).map_or(0, |m| within_limit(&m.report)))
 }
 
-fn outcome(measured: &[Measured], sensitivity: &[Measured], seed: u64) -> Outcome {
+fn outcome(measured: &[Measured], sensitivity: &[Measured], depth: u32, seed: u64) -> Outcome {
     let mut data = DataTable::new(&[
         "variant",
         "elevator_depth",
@@ -300,7 +308,7 @@ fn outcome(measured: &[Measured], sensitivity: &[Measured], seed: u64) -> Outcom
         "disk_waits",
         "requests_in_flight_at_start",
     ]);
-    for (depth, runs) in [(ELEVATOR_DEPTH, measured), (SENSITIVITY_DEPTH, sensitivity)] {
+    for (depth, runs) in [(depth, measured), (SENSITIVITY_DEPTH, sensitivity)] {
         for (variant, m) in VARIANTS.iter().zip(runs) {
             for (k, startup) in m.report.startups.iter().enumerate() {
                 let (Some(latency), Some(first_byte)) = (startup.latency, startup.first_byte)
@@ -327,15 +335,16 @@ fn outcome(measured: &[Measured], sensitivity: &[Measured], seed: u64) -> Outcom
         .map(|(v, m)| describe(v.short, m, n))
         .collect();
     let all = all.join("; ");
-    let sensitive = started(sensitivity);
+    let shallow = started(sensitivity);
     let (ratio, share) = scaling(counts);
-    let (ratio_deep, share_deep) = scaling(sensitive);
+    let (ratio_shallow, share_shallow) = scaling(shallow);
     let sensitivity_text = format!(
-        "With {SENSITIVITY_DEPTH} volume requests out at once instead of {ELEVATOR_DEPTH} \
-         (members may work on different requests, as per-member queues would let them): \
+        "With {SENSITIVITY_DEPTH} volume request out at once instead of {depth} (every \
+         member waits for the slowest piece before the next request; this experiment's \
+         assumption before the driver's queue depth was looked up): \
          {} / {} / {} streams (conventional / four-track window / track-aligned), a \
-         scaling of {ratio_deep:.2}× and a window share of {share_deep:.2}",
-        sensitive[0], sensitive[1], sensitive[2],
+         scaling of {ratio_shallow:.2}× and a window share of {share_shallow:.2}",
+        shallow[0], shallow[1], shallow[2],
     );
     let claims = vec![
         Claim::new(
@@ -366,7 +375,7 @@ fn outcome(measured: &[Measured], sensitivity: &[Measured], seed: u64) -> Outcom
             measured[2].member_request_ms(),
             measured[0].member_us_per_delivered_kb()
                 / measured[2].member_us_per_delivered_kb().max(1e-9),
-            overlap_sentence(counts, sensitive, ratio, ratio_deep),
+            depth_sentence(counts, shallow, ratio, ratio_shallow),
         )),
         Claim::with_tolerance(
             "four-track window: share of the track-aligned gain in streams",
@@ -410,16 +419,19 @@ fn outcome(measured: &[Measured], sensitivity: &[Measured], seed: u64) -> Outcom
              member) on raid5-bonnie's three volumes (five Atlas 10K V of Table 2's \
              variants; md 4 KB chunks with Linux's 128 KB window or a four-track window; \
              the track-aligned RAID-5), a 2 GB page cache. One host elevator above md in \
-             2.6.16's anticipatory order sends {ELEVATOR_DEPTH} volume request at a time \
-             (Linux has one per member: see the module documentation; the sensitivity to \
-             {SENSITIVITY_DEPTH} at once is in the claims' notes); each member drive takes \
-             one request at a time, behind Linux's plug (track-aware for the \
+             2.6.16's anticipatory order keeps {depth} volume requests out (as many as \
+             a member's queue holds behind the paper's aacraid driver: its {} per \
+             device, capped by the drive's tags; Linux has one elevator per member: see \
+             the module documentation; the sensitivity to {SENSITIVITY_DEPTH} at once is \
+             in the claims' notes); each member drive serves its queue shortest \
+             positioning time first, behind Linux's plug (track-aware for the \
              track-aligned volume); host cost per member I/O {} (raid5-bonnie's). The \
              track-aligned volume's drives run with their prefetch off \
              (sdparm DPTL=0, the cache on), as in raid5-bonnie and as the paper ran \
              track-aligned accesses from §2.5 on ('for subsequent experiments, we \
              disabled disk firmware prefetch for track-aligned accesses'); the md \
              volumes keep it on. No CPU time per read; no inode or directory reads.",
+                validation_host::AACRAID_QUEUE_DEPTH,
                 HostProfile::pentium_d_830().device_io.describe()
             ),
             super::common::indirect_blocks_note(),
@@ -429,25 +441,31 @@ fn outcome(measured: &[Measured], sensitivity: &[Measured], seed: u64) -> Outcom
 
 /// What letting members overlap (the sensitivity run) says about the gap between
 /// the member cost ratio and the scaling.
-fn overlap_sentence(counts: [usize; 3], deep: [usize; 3], ratio: f64, ratio_deep: f64) -> String {
+/// How the scaling depends on the queue: the run with many volume requests out
+/// (`counts`, `ratio`) against the one with one at a time (`shallow`).
+fn depth_sentence(
+    counts: [usize; 3],
+    shallow: [usize; 3],
+    ratio: f64,
+    ratio_shallow: f64,
+) -> String {
     let moved = format!(
         "conventional {} -> {} streams, track-aligned {} -> {}",
-        counts[0], deep[0], counts[2], deep[2]
+        counts[0], shallow[0], counts[2], shallow[2]
     );
-    if ratio_deep > ratio {
+    let rest = "What keeps it below the members' cost ratio (a new stream's first call \
+                queued behind whole-stripe requests is one candidate) is not isolated by \
+                this run.";
+    if ratio > ratio_shallow {
         format!(
-            "Part of that gap is measured: one volume request at a time holds every \
-             member until the slowest is done, and with members overlapping (below; \
-             {moved}) the scaling rises to {ratio_deep:.2}×; the rest (a new stream's \
-             first call queued behind whole-stripe requests is one candidate) is not \
-             isolated by this run."
+            "Keeping many requests at the members is part of it: with one volume request \
+             at a time, every member held until its slowest piece is done (below; \
+             {moved}), the scaling is {ratio_shallow:.2}×. {rest}"
         )
     } else {
         format!(
-            "Holding every member until the slowest is done is not the gap: with \
-             members overlapping (below; {moved}) the scaling is {ratio_deep:.2}×. What \
-             else sets it (a new stream's first call queued behind whole-stripe requests \
-             is one candidate) is not isolated by this run."
+            "The queue depth is not what keeps it down: with one volume request at a \
+             time (below; {moved}) the scaling is {ratio_shallow:.2}×. {rest}"
         )
     }
 }

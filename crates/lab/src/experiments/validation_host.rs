@@ -1,6 +1,8 @@
-//! The Linux validation paper's host as CPU costs: one place for what
-//! `ext2-bonnie`, `ext2-diff`, `raid5-bonnie` and `raid5-diff` charge per
-//! device I/O and per read or write call, and for how their summaries state it.
+//! The Linux validation paper's host as CPU costs and as its SCSI driver's
+//! queue: one place for what `ext2-bonnie`, `ext2-diff`, `raid5-bonnie` and
+//! `raid5-diff` charge per device I/O and per read or write call, for how
+//! their summaries state it, and for how many requests the streams
+//! experiments keep out at a drive.
 //!
 //! The paper's Table 1: a Pentium D 830 (3 GHz, 16 KB L1, 2 × 1 MB L2) under
 //! Linux 2.6.16.9. Its figures are estimates scaled from Chung et al. 2000
@@ -9,8 +11,22 @@
 //! (`table2-ffs`, a 550 MHz Pentium III) and `dab-iometer` (a 700 MHz Celeron
 //! under Windows 2000) keep Chung's 733 MHz figures.
 
+use spinstack_disk::spec::DriveSpec;
 use spinstack_fs::scan::ReadCost;
 use spinstack_volume::timed::HostCost;
+
+/// Commands the paper's SCSI driver keeps out per disk: Linux 2.6.16's
+/// `aacraid` (the Adaptec 4805SAS of Table 1; the paper modified the driver to
+/// bypass the controller's features) sets a queue depth of 128 on every device
+/// that takes tagged commands (`aac_slave_configure` in
+/// drivers/scsi/aacraid/linit.c of that kernel).
+pub(crate) const AACRAID_QUEUE_DEPTH: u32 = 128;
+
+/// Requests out at one drive behind that driver: its 128, capped by the drive's
+/// own tagged queue (the catalog's `max_queue_length`; the drive refuses more).
+pub(crate) fn queue_depth(spec: &DriveSpec) -> u32 {
+    AACRAID_QUEUE_DEPTH.min(spec.firmware.queue.max_queue_length)
+}
 
 /// What the host's CPU charges: per device I/O (paid by the volume) and per
 /// buffered read or write call (paid by the file-system program).

@@ -147,3 +147,52 @@ pub(super) fn describe(name: &str, trials: &[Measured], n: usize) -> String {
         100.0 * at.busy_share,
     )
 }
+
+/// The stream that ended each trial (its first call over 3 s) against the
+/// streams just before it: whether the knee is the top of a rising curve or
+/// one stream left waiting.
+pub(super) struct Crossing {
+    /// Trials that ended on such a stream (not at the cap).
+    pub(super) trials: usize,
+    /// Mean start-up latency of the `WINDOW` streams before it, seconds.
+    pub(super) before_s: f64,
+    /// Of those trials, the ones whose crossing stream had no byte within 3 s
+    /// (its first request still waiting), and the mean first byte of the others.
+    pub(super) no_byte: usize,
+    pub(super) first_byte_s: f64,
+    /// Requests out when it started, on average.
+    pub(super) queued: f64,
+}
+
+pub(super) fn crossing(trials: &[Measured]) -> Crossing {
+    let limit = Nanoseconds::from_ms(GIVE_UP_S * 1000);
+    let mut out = Crossing {
+        trials: 0,
+        before_s: 0.0,
+        no_byte: 0,
+        first_byte_s: 0.0,
+        queued: 0.0,
+    };
+    let mut with_byte = 0usize;
+    for m in trials {
+        let knee = within_limit(&m.report);
+        let Some(stream) = m.report.startups.get(knee) else {
+            continue;
+        };
+        out.trials += 1;
+        out.before_s += latency_around(&m.report, knee);
+        out.queued += stream.queued_at_start as f64;
+        match stream.first_byte.filter(|&at| at <= limit) {
+            Some(at) => {
+                with_byte += 1;
+                out.first_byte_s += at.as_secs_f64();
+            }
+            None => out.no_byte += 1,
+        }
+    }
+    let count = out.trials.max(1) as f64;
+    out.before_s /= count;
+    out.queued /= count;
+    out.first_byte_s /= with_byte.max(1) as f64;
+    out
+}
