@@ -91,6 +91,9 @@ pub struct Claim {
     /// Where in the paper: section, figure or table.
     pub source: String,
     pub paper: f64,
+    /// NaN when the run could not measure it (no trial got that far): JSON
+    /// writes that as `null`, which reads back as NaN, a miss.
+    #[serde(deserialize_with = "number_or_null")]
     pub ours: f64,
     /// Unit of `paper` and `ours` (`ms`, `fraction`, `KB`, ...).
     pub unit: String,
@@ -183,6 +186,11 @@ impl Claim {
             self.explain(text)
         }
     }
+}
+
+/// A number, or `null` (what serde_json writes for NaN) as NaN.
+fn number_or_null<'de, D: serde::Deserializer<'de>>(deserializer: D) -> Result<f64, D::Error> {
+    Ok(Option::<f64>::deserialize(deserializer)?.unwrap_or(f64::NAN))
 }
 
 /// What `summary.json` holds for one claim: the claim's fields and, for readers, its
@@ -344,6 +352,20 @@ mod tests {
         let read: Claim = serde_json::from_value(json).unwrap();
         assert!(!read.within(), "a tampered `within: true` was believed");
         assert!(Tally::of([&read]).checks_within == 0);
+    }
+
+    // Guards the ext2-streams run in which no trial reached stream 130: its
+    // reductions were NaN, summary.json held `null`, and the report then refused
+    // the file ("invalid type: null, expected f64"). Unmeasured reads back as NaN,
+    // a miss.
+    #[test]
+    fn unmeasured_number_reads_back_as_a_miss() {
+        let unmeasured = Claim::new("a cut", "§1", "%", 30.0, f64::NAN);
+        let json = serde_json::to_string(&unmeasured).unwrap();
+        assert!(json.contains(r#""ours":null"#), "{json}");
+        let read: Claim = serde_json::from_str(&json).unwrap();
+        assert!(read.ours.is_nan());
+        assert!(!read.within());
     }
 
     // Guards issue 12 §2 "claims that hold by construction are not checks": inputs and
