@@ -309,8 +309,8 @@ impl Experiment for Ext2Streams {
                  anticipatory scheduler's order: an ascending sweep, the oldest first \
                  when expired at its FIFO check every 125 ms) keeps {} requests at the \
                  drive (aacraid's {} per device, capped by the drive's tagged queue), \
-                 which serves them shortest positioning time first; below it Linux's plug (3 ms, 4 requests; track-aware \
-                 for the track-aligned run), host cost per device I/O {} (the paper's \
+                 which serves them shortest positioning time first; below it Linux's \
+                 plug (3 ms, 4 requests; track-aware for the track-aligned run), host cost per device I/O {} (the paper's \
                  Pentium D 830, estimated from Chung et al. 2000; see ext2-bonnie). No \
                  CPU time per read call; no inode or directory reads. Drive {MAXTOR}, its firmware cache \
                  following {}; its prefetch off for the track-aligned run (sdparm DPTL=0, \
@@ -318,7 +318,7 @@ impl Experiment for Ext2Streams {
                  disabled disk firmware prefetch for track-aligned accesses' (§2.5).",
                 context.seed,
                 context.seed + TRIALS - 1,
-                drives::spec(MAXTOR).map(|spec| validation_host::queue_depth(&spec))?,
+                validation_host::queue_depth_of(MAXTOR)?,
                 validation_host::AACRAID_QUEUE_DEPTH,
                 HostProfile::pentium_d_830().device_io.describe(),
                 drives::cache_rules(MAXTOR),

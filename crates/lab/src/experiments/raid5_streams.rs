@@ -44,7 +44,7 @@
 //!
 //! Not scaled: the workload is `ext2-streams`' and every stream count is run (no
 //! coarser step); the six runs (three volumes, two elevator depths) take about
-//! 85 s of one core. `MAX_STREAMS` only bounds a run that never reaches 3 s.
+//! 160 s of one core. `MAX_STREAMS` only bounds a run that never reaches 3 s.
 //! The track-aligned members run with their prefetch off, as `raid5-bonnie`
 //! builds them (`raid5_fs::drive_options`; §2.5: "for subsequent experiments,
 //! we disabled disk firmware prefetch for track-aligned accesses").
@@ -53,7 +53,6 @@
 use super::ext2_streams::{ARRIVAL_US, GIVE_UP_S, PACING, PERIOD_MS, READ_PAGES};
 use super::validation_host::{self, HostProfile};
 use crate::claim::{Claim, Tolerance};
-use crate::drives;
 use crate::experiments::raid5_fs::{
     drive_options, lay_out, maps, volume_spec, window_pages, Raid, Variant, CONVENTIONAL,
     FOUR_TRACK_WINDOW, TRACK_ALIGNED,
@@ -94,9 +93,7 @@ const SENSITIVITY_DEPTH: u32 = 1;
 /// driver (`validation_host::queue_depth`; every Table 2 variant in the catalog
 /// has a 64-tag queue, this one's stands for them).
 fn elevator_depth() -> Result<u32, LabError> {
-    Ok(validation_host::queue_depth(&drives::spec(
-        "maxtor10kv-czk",
-    )?))
+    validation_host::queue_depth_of("maxtor10kv-czk")
 }
 /// The paper's numbers (§3): track-aligned scales 3.3× conventional; the window's
 /// gain is under half the track-aligned gain.

@@ -28,6 +28,11 @@ pub(crate) fn queue_depth(spec: &DriveSpec) -> u32 {
     AACRAID_QUEUE_DEPTH.min(spec.firmware.queue.max_queue_length)
 }
 
+/// `queue_depth` of the catalog drive `name`.
+pub(crate) fn queue_depth_of(name: &str) -> Result<u32, crate::LabError> {
+    Ok(queue_depth(&crate::drives::spec(name)?))
+}
+
 /// What the host's CPU charges: per device I/O (paid by the volume) and per
 /// buffered read or write call (paid by the file-system program).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
