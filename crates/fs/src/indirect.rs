@@ -32,6 +32,15 @@ pub fn metadata_key(block: BlockNumber) -> PageKey {
     }
 }
 
+/// Puts indirect block `block` in `cache` as a clean page (read in, or left by
+/// the file's writer). Clean pages make room for it; only a cache whose every
+/// page is dirty could refuse, which the read-only scans and streams never
+/// leave, and a refused block would be fetched again by the next read that
+/// needs it, never assumed mapped.
+pub fn cache_block(cache: &mut PageCache, block: BlockNumber) {
+    let _ = cache.insert(metadata_key(block));
+}
+
 /// A file's indirect blocks as a reader needs them: the layout and the blocks
 /// in the order the file took them (`Allocator::indirect_blocks`).
 #[derive(Clone, Copy, Debug)]
@@ -64,8 +73,7 @@ impl<'a> IndirectMap<'a> {
     /// caller says why its file's blocks are cached.
     pub fn warm(&self, cache: &mut PageCache) {
         for &block in self.blocks {
-            // Clean metadata: the cache can always make room for it.
-            let _ = cache.insert(metadata_key(block));
+            cache_block(cache, block);
             cache.access(metadata_key(block));
             cache.access(metadata_key(block));
         }

@@ -33,7 +33,7 @@
 
 use crate::block::{BlockNumber, BlockRun, BlockSize};
 use crate::cache::{PageCache, PageKey};
-use crate::indirect::{metadata_key, IndirectMap, Mapping};
+use crate::indirect::{cache_block, IndirectMap, Mapping};
 use crate::readahead::{FileView, PageRange, ReadAhead};
 use crate::view::LaidOutFile;
 use crate::FileId;
@@ -428,8 +428,7 @@ impl<D: BlockDevice> Host<D> for Scan<'_> {
         if let Some((block, number)) = self.metadata_in_flight.remove(&done.completion.request.id) {
             self.report.requests[number].done = Some(io.now());
             self.report.requests[number].drive = done.completion.drive;
-            // Metadata read in is clean: the cache can always make room for it.
-            let _ = self.setup.cache.insert(metadata_key(block));
+            cache_block(&mut self.setup.cache, block);
             if self.state == Reader::Mapping {
                 return self.map_then_issue(io);
             }

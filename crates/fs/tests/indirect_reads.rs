@@ -6,11 +6,13 @@
 //! over an ext2 file read the indirect blocks their positions need, and none
 //! when they are cached.
 
+mod common;
+
 use spinstack_disk::drive::{Drive, DriveOptions};
 use spinstack_fs::cache::{PageCache, Replacement};
 use spinstack_fs::indirect::IndirectMap;
 use spinstack_fs::readahead::{Policy, ReadAhead};
-use spinstack_fs::scan::{ReadCost, Scan, ScanReport, ScanSetup, ScannedFile};
+use spinstack_fs::scan::{Scan, ScanReport, ScannedFile};
 use spinstack_fs::streams::{Pacing, StreamReport, StreamSetup, StreamWorkload, Streams};
 use spinstack_fs::{Allocator, AllocatorConfig, BlockNumber, BlockRun};
 use spinstack_sim::driver::run;
@@ -53,14 +55,7 @@ fn ffs_scan(warm: bool) -> Scanned {
     let first_mapped = vec![12, 2060, 2060, 4108, 6156];
     let mut engine = Engine::new(EngineOptions::default());
     let id = engine.add_device(drive);
-    let mut setup = ScanSetup {
-        device: id,
-        map: &map,
-        block_size: config.block_size,
-        read_pages: 1,
-        cost: ReadCost::pentium3_buffered(),
-        cache: PageCache::new(128 << 20, 8192, Replacement::Lru).unwrap(),
-    };
+    let mut setup = common::ffs_scan_setup(id, &map, config.block_size);
     let indirect_map = IndirectMap::new(config.indirect, &indirect);
     if warm {
         indirect_map

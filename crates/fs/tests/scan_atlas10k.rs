@@ -8,10 +8,11 @@
 //! mostly 256 KB vs 6724 averaging 160 KB); they are not asserted — this is a
 //! unit of the model, not the `table2-ffs` experiment.
 
+mod common;
+
 use spinstack_disk::drive::{Drive, DriveOptions};
-use spinstack_fs::cache::{PageCache, Replacement};
 use spinstack_fs::readahead::{Policy, ReadAhead};
-use spinstack_fs::scan::{ReadCost, Scan, ScanReport, ScanSetup, ScannedFile};
+use spinstack_fs::scan::{Scan, ScanReport, ScannedFile};
 use spinstack_fs::{Allocator, AllocatorConfig};
 use spinstack_sim::driver::run;
 use spinstack_sim::engine::{Engine, EngineOptions};
@@ -56,14 +57,7 @@ fn scan(
     .expect("single drive");
     let mut engine = Engine::new(EngineOptions::default());
     let id = engine.add_device(device);
-    let setup = ScanSetup {
-        device: id,
-        map: &map,
-        block_size: config.block_size,
-        read_pages: 1,
-        cost: ReadCost::pentium3_buffered(),
-        cache: PageCache::new(128 << 20, 8192, Replacement::Lru).unwrap(),
-    };
+    let setup = common::ffs_scan_setup(id, &map, config.block_size);
     let scanned = runs
         .iter()
         .map(|runs| ScannedFile {

@@ -7,10 +7,11 @@
 //! a head switch and almost no rotation. That is why the model's traxtent scan
 //! is faster than unmodified FFS's, where the paper measured it 5% slower.
 
+mod common;
+
 use spinstack_disk::drive::{Drive, DriveOptions};
-use spinstack_fs::cache::{PageCache, Replacement};
 use spinstack_fs::readahead::{Policy, ReadAhead};
-use spinstack_fs::scan::{ReadCost, Scan, ScanReport, ScanSetup, ScannedFile};
+use spinstack_fs::scan::{Scan, ScanReport, ScannedFile};
 use spinstack_fs::{Allocator, AllocatorConfig};
 use spinstack_sim::driver::run;
 use spinstack_sim::engine::{Engine, EngineOptions};
@@ -34,14 +35,7 @@ fn scan(config: AllocatorConfig, policy: Policy) -> ScanReport {
     let runs = allocator.runs(file).unwrap().to_vec();
     let mut engine = Engine::new(EngineOptions::default());
     let id = engine.add_device(drive);
-    let setup = ScanSetup {
-        device: id,
-        map: &map,
-        block_size: config.block_size,
-        read_pages: 1,
-        cost: ReadCost::pentium3_buffered(),
-        cache: PageCache::new(128 << 20, 8192, Replacement::Lru).unwrap(),
-    };
+    let setup = common::ffs_scan_setup(id, &map, config.block_size);
     let file = ScannedFile {
         runs: &runs,
         indirect: None,

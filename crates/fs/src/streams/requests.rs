@@ -4,7 +4,7 @@
 
 use super::{Fetched, StreamState, Streams};
 use crate::elevator::Elevator;
-use crate::indirect::metadata_key;
+use crate::indirect::cache_block;
 use crate::pages::{FileView, PageRange};
 use crate::view::LaidOutFile;
 use crate::BlockNumber;
@@ -70,7 +70,6 @@ impl Streams<'_> {
             let lbn = block_size.first_lbn(block);
             let sectors = Sectors(pages * block_size.sectors().0);
             let issue = Issue::new(Operation::Read, lbn, sectors);
-            self.count_in_flight(io.now());
             self.pending.extend(index..index + pages);
             let indices = (index..index + pages).collect();
             self.send(issue, Fetched::Pages(indices), io)?;
@@ -91,19 +90,20 @@ impl Streams<'_> {
             block_size.first_lbn(block),
             block_size.sectors(),
         );
-        self.count_in_flight(io.now());
         self.report.metadata_requests += 1;
         self.send(issue, Fetched::Indirect(block), io)?;
         self.dispatch(io)
     }
 
-    /// Hands a request to the elevator, or to the device when there is none.
+    /// Hands a request to the elevator, or to the device when there is none
+    /// (the requests out change: their time integral is brought up to now).
     pub(super) fn send<D: BlockDevice>(
         &mut self,
         issue: Issue,
         fetched: Fetched,
         io: &mut Io<'_, D>,
     ) -> Result<(), EngineError> {
+        self.count_in_flight(io.now());
         self.report.requests += 1;
         self.report.sectors += issue.sectors.0;
         if let Some(elevator) = self.elevator.as_mut() {
@@ -121,8 +121,7 @@ impl Streams<'_> {
         block: BlockNumber,
         io: &mut Io<'_, D>,
     ) -> Result<(), EngineError> {
-        // Metadata read in is clean: the cache can always make room for it.
-        let _ = self.setup.cache.insert(metadata_key(block));
+        cache_block(&mut self.setup.cache, block);
         for k in self.metadata_waiters.remove(&block).unwrap_or_default() {
             if self.gave_up || self.streams[k].state != StreamState::Mapping {
                 continue;

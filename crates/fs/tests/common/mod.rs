@@ -76,3 +76,25 @@ pub fn crossing_by_brute_force(map: &TrackMap, block_sectors: u64) -> Vec<u64> {
         })
         .collect()
 }
+
+/// The traxtents paper's FFS host reading one page of `block_size` per call:
+/// its Pentium III's copy cost and 128 MB of LRU page cache.
+pub fn ffs_scan_setup(
+    device: spinstack_sim::engine::DeviceId,
+    map: &TrackMap,
+    block_size: BlockSize,
+) -> spinstack_fs::scan::ScanSetup<'_> {
+    spinstack_fs::scan::ScanSetup {
+        device,
+        map,
+        block_size,
+        read_pages: 1,
+        cost: spinstack_fs::scan::ReadCost::pentium3_buffered(),
+        cache: spinstack_fs::cache::PageCache::new(
+            128 << 20,
+            block_size.bytes(),
+            spinstack_fs::cache::Replacement::Lru,
+        )
+        .expect("a valid cache"),
+    }
+}

@@ -10,6 +10,9 @@ use spinstack_disk::drive::{Drive, DriveOptions};
 use spinstack_disk::spec::DriveSpec;
 use spinstack_fs::cache::PageCache;
 use spinstack_fs::indirect::IndirectMap;
+use spinstack_fs::readahead::ReadAhead;
+use spinstack_fs::scan::ScannedFile;
+use spinstack_fs::{BlockNumber, BlockRun, IndirectBlocks};
 use spinstack_sim::parallel::map_in_order;
 use spinstack_sim::request::{Operation, TimeBreakdown};
 use spinstack_sim::rng::SplitMix64;
@@ -352,4 +355,30 @@ pub fn cache_indirect_blocks<'a>(
     for map in files.into_iter().flatten() {
         map.warm(cache);
     }
+}
+
+/// The scan experiments' files: each file's runs with its indirect blocks
+/// (`layout`: the file system's) and a fresh `read_ahead`, the indirect blocks
+/// first put in `cache` ([`cache_indirect_blocks`]).
+pub fn scanned_files<'a>(
+    cache: &mut PageCache,
+    layout: Option<IndirectBlocks>,
+    runs: &'a [Vec<BlockRun>],
+    indirect: &'a [Vec<BlockNumber>],
+    read_ahead: impl Fn() -> ReadAhead,
+) -> Vec<ScannedFile<'a>> {
+    cache_indirect_blocks(
+        cache,
+        indirect
+            .iter()
+            .map(|blocks| IndirectMap::new(layout, blocks)),
+    );
+    runs.iter()
+        .zip(indirect)
+        .map(|(runs, blocks)| ScannedFile {
+            runs,
+            indirect: IndirectMap::new(layout, blocks),
+            read_ahead: read_ahead(),
+        })
+        .collect()
 }

@@ -27,9 +27,8 @@ use crate::table::DataTable;
 use crate::LabError;
 use spinstack_disk::drive::{Drive, DriveOptions};
 use spinstack_fs::cache::{PageCache, Replacement};
-use spinstack_fs::indirect::IndirectMap;
 use spinstack_fs::readahead::{Policy, ReadAhead};
-use spinstack_fs::scan::{Scan, ScanReport, ScanSetup, ScannedFile};
+use spinstack_fs::scan::{Scan, ScanReport, ScanSetup};
 use spinstack_fs::{Allocator, AllocatorConfig};
 use spinstack_sim::driver::run;
 use spinstack_sim::engine::{Engine, EngineOptions};
@@ -143,21 +142,10 @@ fn measure(variant: Variant, files: usize, blocks: u64, id: &str) -> Result<Meas
         )
         .map_err(|e| fail(e.to_string()))?,
     };
-    super::common::cache_indirect_blocks(
-        &mut setup.cache,
-        indirect
-            .iter()
-            .map(|blocks| IndirectMap::new(config.indirect, blocks)),
-    );
-    let scanned = runs
-        .iter()
-        .zip(&indirect)
-        .map(|(runs, blocks)| ScannedFile {
-            runs,
-            indirect: IndirectMap::new(config.indirect, blocks),
-            read_ahead: ReadAhead::new((variant.policy)()),
-        })
-        .collect();
+    let scanned =
+        super::common::scanned_files(&mut setup.cache, config.indirect, &runs, &indirect, || {
+            ReadAhead::new((variant.policy)())
+        });
     let mut host = Scan::new(setup, scanned);
     run(&mut engine, &mut host).map_err(|e| fail(e.to_string()))?;
     let bytes = files as u64 * blocks * config.block_size.bytes();

@@ -42,14 +42,14 @@
 //! caches on; see there for how write-back meets md's stripes), with its
 //! claim and evidence in `write_report`.
 
+use super::file_layout::lay_out_apart;
 use super::validation_host::HostProfile;
 use crate::harness::{Experiment, Outcome, RunContext};
 use crate::LabError;
 use spinstack_disk::drive::DriveOptions;
 use spinstack_fs::cache::{PageCache, Replacement};
-use spinstack_fs::indirect::IndirectMap;
 use spinstack_fs::readahead::{Policy, ReadAhead, WindowLimit};
-use spinstack_fs::scan::{ReadCost, Scan, ScanReport, ScanSetup, ScannedFile};
+use spinstack_fs::scan::{ReadCost, Scan, ScanReport, ScanSetup};
 use spinstack_fs::{Allocator, AllocatorConfig};
 use spinstack_sim::device::BlockDevice;
 use spinstack_sim::driver::run;
@@ -361,8 +361,9 @@ pub(crate) fn maps(variant: Variant, volume: &Volume) -> Result<(TrackMap, Track
     }
 }
 
-/// Lays out `files` files of `blocks` blocks one after the other, as a writer
-/// extending each 32 KB at a time would.
+/// Bonnie's read or diff's interleaved reads of `files` files of `blocks`
+/// blocks, laid out one after the other as a writer extending each 32 KB at a
+/// time would ([`super::file_layout::lay_out`]), over `variant`'s volume.
 pub(crate) fn measure(
     variant: Variant,
     files: usize,
@@ -432,21 +433,10 @@ pub(crate) fn measure_apart(
         )
         .map_err(|e| fail(e.to_string()))?,
     };
-    super::common::cache_indirect_blocks(
-        &mut setup.cache,
-        indirect
-            .iter()
-            .map(|blocks| IndirectMap::new(config.indirect, blocks)),
-    );
-    let scanned = runs
-        .iter()
-        .zip(&indirect)
-        .map(|(runs, blocks)| ScannedFile {
-            runs,
-            indirect: IndirectMap::new(config.indirect, blocks),
-            read_ahead: ReadAhead::new(policy),
-        })
-        .collect();
+    let scanned =
+        super::common::scanned_files(&mut setup.cache, config.indirect, &runs, &indirect, || {
+            ReadAhead::new(policy)
+        });
     let mut host = Scan::new(setup, scanned);
     run(&mut engine, &mut host).map_err(|e| fail(e.to_string()))?;
     let bytes = files as u64 * blocks * config.block_size.bytes();
@@ -548,6 +538,5 @@ impl Experiment for Raid5Diff {
     }
 }
 
-pub(crate) use super::file_layout::{lay_out, lay_out_apart};
 #[cfg(test)]
 mod tests;

@@ -51,11 +51,12 @@
 
 // `ext2-streams`' workload, unchanged (see its constants for the sources).
 use super::ext2_streams::{ARRIVAL_US, GIVE_UP_S, PACING, PERIOD_MS, READ_PAGES};
+use super::file_layout::lay_out;
 use super::validation_host::{self, HostProfile};
 use crate::claim::{Claim, Tolerance};
 use crate::experiments::raid5_fs::{
-    drive_options, lay_out, maps, volume_spec, window_pages, Raid, Variant, CONVENTIONAL,
-    FOUR_TRACK_WINDOW, TRACK_ALIGNED,
+    drive_options, maps, volume_spec, window_pages, Raid, Variant, CONVENTIONAL, FOUR_TRACK_WINDOW,
+    TRACK_ALIGNED,
 };
 use crate::harness::{Experiment, Outcome, RunContext};
 use crate::plot::{Figure, LegendCorner, Mark, Panel, PanelContent, Series};

@@ -24,9 +24,8 @@ use crate::table::DataTable;
 use crate::LabError;
 use spinstack_disk::drive::Drive;
 use spinstack_fs::cache::{PageCache, Replacement};
-use spinstack_fs::indirect::IndirectMap;
 use spinstack_fs::readahead::{Policy, ReadAhead};
-use spinstack_fs::scan::{ReadCost, Scan, ScanReport, ScanSetup, ScannedFile};
+use spinstack_fs::scan::{ReadCost, Scan, ScanReport, ScanSetup};
 use spinstack_fs::{Allocator, AllocatorConfig, BlockNumber, BlockRun, BlockState};
 use spinstack_sim::driver::run;
 use spinstack_sim::engine::{Engine, EngineOptions};
@@ -142,21 +141,10 @@ fn measure(
         cache: PageCache::new(CACHE_BYTES, config.block_size.bytes(), Replacement::Lru)
             .map_err(|e| fail(e.to_string()))?,
     };
-    super::common::cache_indirect_blocks(
-        &mut setup.cache,
-        indirect
-            .iter()
-            .map(|blocks| IndirectMap::new(config.indirect, blocks)),
-    );
-    let scanned = runs
-        .iter()
-        .zip(&indirect)
-        .map(|(runs, blocks)| ScannedFile {
-            runs,
-            indirect: IndirectMap::new(config.indirect, blocks),
-            read_ahead: ReadAhead::new((variant.policy)()),
-        })
-        .collect();
+    let scanned =
+        super::common::scanned_files(&mut setup.cache, config.indirect, &runs, &indirect, || {
+            ReadAhead::new((variant.policy)())
+        });
     let mut host = Scan::new(setup, scanned);
     if let Some(pages) = read_limit {
         host = host.with_read_limit(pages);

@@ -3,6 +3,7 @@
 
 use super::write::writes_alike;
 use super::*;
+use crate::experiments::file_layout::lay_out;
 use spinstack_fs::BlockRun;
 
 // Proves the write phase shares runs only where the write path is the same:
