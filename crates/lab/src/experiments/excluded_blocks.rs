@@ -121,29 +121,10 @@ fn slip_placement(spec: &DriveSpec, seed: u64) -> Result<Option<SlipPlacement>, 
     let zone_sectors: Vec<u64> = zoned
         .zones
         .iter()
-        .map(|zone| {
-            u64::from(zone.last_cylinder - zone.first_cylinder + 1)
-                * u64::from(zoned.surfaces)
-                * u64::from(zone.sectors_per_track)
-        })
+        .map(|zone| zone.physical_sectors(zoned.surfaces))
         .collect();
     let slips: usize = zoned.zones.iter().map(|zone| zone.slips.len()).sum();
-    let moved = |drawn: &BTreeSet<u64>| {
-        let mut moved = spec.clone();
-        let LayoutSpec::Zoned(layout) = &mut moved.layout else {
-            unreachable!("cloned from a zoned layout")
-        };
-        let mut zone_start = 0;
-        for (zone, sectors) in layout.zones.iter_mut().zip(&zone_sectors) {
-            let end = zone_start + sectors;
-            zone.slips = drawn
-                .range(zone_start..end)
-                .map(|s| s - zone_start)
-                .collect();
-            zone_start = end;
-        }
-        moved
-    };
+    let moved = |drawn: &BTreeSet<u64>| with_slips_at(spec, &zone_sectors, drawn);
     let mut rng = SplitMix64::for_label(seed, "excluded-blocks slip placements");
     let total: u64 = zone_sectors.iter().sum();
     let (mut fewest, mut most) = (f64::INFINITY, f64::NEG_INFINITY);
@@ -160,6 +141,24 @@ fn slip_placement(spec: &DriveSpec, seed: u64) -> Result<Option<SlipPlacement>, 
         one_in_most: most,
         one_in_without_slips: ffs_one_in(&moved(&BTreeSet::new()))?,
     }))
+}
+
+/// `spec` with its slips replaced by `drawn`, physical sectors counted over the whole
+/// disk (zone after zone, `zone_sectors` each), each turned zone-relative.
+fn with_slips_at(spec: &DriveSpec, zone_sectors: &[u64], drawn: &BTreeSet<u64>) -> DriveSpec {
+    let mut moved = spec.clone();
+    if let LayoutSpec::Zoned(layout) = &mut moved.layout {
+        let mut zone_start = 0;
+        for (zone, sectors) in layout.zones.iter_mut().zip(zone_sectors) {
+            let end = zone_start + sectors;
+            zone.slips = drawn
+                .range(zone_start..end)
+                .map(|s| s - zone_start)
+                .collect();
+            zone_start = end;
+        }
+    }
+    moved
 }
 
 /// Count excluded blocks of every size over the whole disk of the catalog drive `name`.
@@ -346,6 +345,32 @@ fn notes() -> Vec<String> {
 mod tests {
     use super::*;
     use spinstack_sim::units::{Lbn, Sectors};
+
+    // Proves moved slips land in the zone holding each drawn sector, zone-relative,
+    // none lost or added.
+    #[test]
+    fn drawn_slips_land_zone_relative() {
+        let spec = drives::spec(ATLAS_10K_II).unwrap();
+        let LayoutSpec::Zoned(zoned) = &spec.layout else {
+            panic!("the Atlas 10K II is zoned")
+        };
+        let sizes: Vec<u64> = zoned
+            .zones
+            .iter()
+            .map(|zone| zone.physical_sectors(zoned.surfaces))
+            .collect();
+        let drawn = BTreeSet::from([5, sizes[0] - 1, sizes[0], sizes[0] + sizes[1] + 7]);
+        let moved = with_slips_at(&spec, &sizes, &drawn);
+        let LayoutSpec::Zoned(moved) = &moved.layout else {
+            panic!("still zoned")
+        };
+        assert_eq!(moved.zones[0].slips, vec![5, sizes[0] - 1]);
+        assert_eq!(moved.zones[1].slips, vec![0]);
+        assert_eq!(moved.zones[2].slips, vec![7]);
+        assert!(moved.zones[3..].iter().all(|zone| zone.slips.is_empty()));
+        // Slip-to-end sparing needs no spare for them: the moved layout still builds.
+        drives::layout(&with_slips_at(&spec, &sizes, &drawn)).unwrap();
+    }
 
     // Proves a boundary on a block's first LBN excludes nothing and one inside does.
     #[test]
