@@ -8,7 +8,7 @@ Rules (stated again in each file header):
   * cylinder skew = ceil(max(single_cylinder_ms, head_switch_ms) / sector_ms): a cylinder
     switch also changes head (drives.py says why)
 """
-import bisect, math, sys, os, tomllib
+import bisect, math, random, sys, os, tomllib
 
 OUT = sys.argv[1]
 # The checked-in catalog (a source for drives whose curve has another's shape).
@@ -273,14 +273,40 @@ def zoned(d):
     lines = ['[layout]', 'kind = "zoned"', f"surfaces = {d['surfaces']}", f"cylinders = {cyl}",
              'surface_order = "fixed"', 'sparing = "slip_to_end_of_disk"',
              'sparing_range_cylinders = 1', '']
+    sizes = [(hi - lo + 1) * d['surfaces'] * spt for (lo, hi), spt in zip(bounds, spts)]
+    slips = drawn_slips(d, sizes)
     cap = 0
-    for (lo, hi), spt in zip(bounds, spts):
+    for (lo, hi), spt, zone_slips in zip(bounds, spts, slips):
         lines += ['[[layout.zones]]', f"first_cylinder = {lo}", f"last_cylinder = {hi}",
                   f"sectors_per_track = {spt}",
                   f"track_skew_sectors = {skew(m['head_switch_ms'], m['rpm'], spt)}",
-                  f"cylinder_skew_sectors = {skew(max(m['single_ms'], m['head_switch_ms']), m['rpm'], spt)}", '']
+                  f"cylinder_skew_sectors = {skew(max(m['single_ms'], m['head_switch_ms']), m['rpm'], spt)}"]
+        if zone_slips:
+            lines += [f"slips = [{', '.join(map(str, zone_slips))}]"]
+        lines += ['']
         cap += (hi - lo + 1) * d['surfaces'] * spt
     return lines, cyl, cap, spts
+
+def drawn_slips(d, zone_sectors):
+    """Slipped primary defects per zone (zone-relative physical sectors, sorted): as
+    many as the drive named by d['slips']['file'] has (its DIXtrac-measured list),
+    placed uniformly over this drive's physical sectors by a fixed seed. Under
+    slip-to-end sparing each one shifts every later LBN by a sector, as a real
+    format's slips do; where they lie is not published, so only their count is
+    carried over."""
+    if 'slips' not in d:
+        return [[] for _ in zone_sectors]
+    with open(d['slips']['file'], 'rb') as f:
+        source = tomllib.load(f)
+    count = sum(len(z.get('slips', [])) for z in source['layout']['zones'])
+    d['slips']['count'] = count
+    total = sum(zone_sectors)
+    drawn = sorted(random.Random(d['slips']['seed']).sample(range(total), count))
+    per_zone, start = [], 0
+    for size in zone_sectors:
+        per_zone.append([s - start for s in drawn if start <= s < start + size])
+        start += size
+    return per_zone
 
 def serpentine(d):
     m = d['mech']
@@ -319,8 +345,10 @@ def write(d, header):
         pts = d['mech']['points']
         header = header + [f"Seek table: {len(pts)} points, {pts[0][1]} ms at 1 cylinder, "
                            f"{pts[-1][1]} ms at {pts[-1][0]}."]
+    slipped = d.get('slips', {}).get('count', 0)
+    lbns = f", {slipped} of them slipped: {cap - slipped} LBNs" if slipped else ""
     header = header + ['', f"Derived: {cyl} cylinders, {cap} sectors = {cap*512/1e9:.2f} GB "
-                       f"({100*(cap-stated)/stated:+.2f}% against the stated capacity)."]
+                       f"({100*(cap-stated)/stated:+.2f}% against the stated capacity){lbns}."]
     lines = head_toml(d, header) + lay + mech_toml(d['mech']) + [''] + firmware_toml(d['fw']) \
         + power_toml(d.get('power'))
     path = os.path.join(OUT, d['name'] + '.toml')

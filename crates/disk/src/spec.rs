@@ -133,6 +133,19 @@ pub struct ZoneSpec {
     pub defects: Vec<(u64, u64)>,
 }
 
+impl ZoneSpec {
+    /// Cylinders of the zone (both ends count). Meaningful once the layout has
+    /// checked that the range is not reversed; a reversed one counts as one.
+    pub fn cylinders(&self) -> u64 {
+        u64::from(self.last_cylinder.saturating_sub(self.first_cylinder)) + 1
+    }
+
+    /// Physical sectors of the zone on `surfaces` surfaces, spares and slips included.
+    pub fn physical_sectors(&self, surfaces: u32) -> u64 {
+        self.cylinders() * u64::from(surfaces) * u64::from(self.sectors_per_track)
+    }
+}
+
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct SerpentineLayoutSpec {

@@ -135,7 +135,9 @@ const PINS: &[(&str, &[Pin])] = &[
         "excluded-blocks",
         &[
             pin("Atlas 10K: one in N 8 KB blocks", 19.727, 0.02),
-            pin("Atlas 10K II: one in N 8 KB blocks", 37.206, 0.02),
+            // The Atlas 10K II's slipped defects (branch `slips`, HISTORY.md): 37.206 ->
+            // 30.371.
+            pin("Atlas 10K II: one in N 8 KB blocks", 30.371, 0.02),
         ],
     ),
     (

@@ -502,9 +502,8 @@ fn check_geometry(spec: &ZonedLayoutSpec) -> Result<(), LayoutError> {
 /// The sparing regions of a zone under the layout's scheme (notes §2.2, §2.4).
 fn region_shape(spec: &ZonedLayoutSpec, zone: &ZoneSpec) -> Result<(RegionShape, u64), String> {
     let spt = u64::from(zone.sectors_per_track);
-    let cylinders = u64::from(zone.last_cylinder - zone.first_cylinder + 1);
-    let tracks = cylinders * u64::from(spec.surfaces);
-    let sectors = tracks * spt;
+    let tracks = zone.cylinders() * u64::from(spec.surfaces);
+    let sectors = zone.physical_sectors(spec.surfaces);
     let per_cylinder = spt * u64::from(spec.surfaces);
     let shape = |zone_units, region_units, spares| RegionShape {
         zone_units,

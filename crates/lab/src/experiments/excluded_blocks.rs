@@ -14,12 +14,18 @@ use crate::plot::{Figure, LegendCorner, Mark, Panel, PanelContent, Series};
 use crate::table::DataTable;
 use crate::LabError;
 use spinstack_disk::layout::TrackExtent;
-use spinstack_disk::spec::LayoutSpec;
+use spinstack_disk::spec::{DriveSpec, LayoutSpec, SparingScheme};
+use spinstack_sim::rng::SplitMix64;
+use std::collections::BTreeSet;
 
 pub struct ExcludedBlocks;
 
 const BLOCK_SIZES_KB: [u64; 7] = [1, 2, 4, 8, 16, 32, 64];
 const FFS_BLOCK_KB: u64 = 8;
+
+/// Other places tried for the hand-made drive's slipped defects (the same count, drawn
+/// uniformly), to show that their count, not where they lie, sets the share.
+const SLIP_PLACEMENTS: usize = 20;
 
 /// Blocks of `block_sectors` (aligned to LBN 0) that span a track boundary, and the
 /// number of whole blocks on the disk.
@@ -72,6 +78,10 @@ struct DriveCounts {
     boundaries_on_ffs_blocks: u64,
     /// Slipped defects in the layout (each shifts every later LBN by one sector).
     slips: usize,
+    /// One in N 8 KB blocks excluded with the same slips at `SLIP_PLACEMENTS` other
+    /// drawn places (fewest, most), and with none; absent where the layout's slips
+    /// are not counted in sectors under slip-to-end sparing.
+    placement: Option<SlipPlacement>,
     /// In `BLOCK_SIZES_KB` order.
     sizes: Vec<BlockCount>,
 }
@@ -86,8 +96,77 @@ impl DriveCounts {
     }
 }
 
+/// How the FFS block share depends on the slips of a slip-to-end layout.
+struct SlipPlacement {
+    one_in_fewest: f64,
+    one_in_most: f64,
+    one_in_without_slips: f64,
+}
+
+/// One in N 8 KB blocks excluded over the whole disk of `spec`.
+fn ffs_one_in(spec: &DriveSpec) -> Result<f64, LabError> {
+    let (excluded, blocks) = count_excluded(&drives::layout(spec)?.tracks(), FFS_BLOCK_KB * 2);
+    Ok(blocks as f64 / excluded.max(1) as f64)
+}
+
+/// The share with `spec`'s slips moved to other places and with none. Only for
+/// slip-to-end sparing, where a slip is a zone-relative sector and needs no spare.
+fn slip_placement(spec: &DriveSpec, seed: u64) -> Result<Option<SlipPlacement>, LabError> {
+    let LayoutSpec::Zoned(zoned) = &spec.layout else {
+        return Ok(None);
+    };
+    if zoned.sparing != SparingScheme::SlipToEndOfDisk {
+        return Ok(None);
+    }
+    let zone_sectors: Vec<u64> = zoned
+        .zones
+        .iter()
+        .map(|zone| zone.physical_sectors(zoned.surfaces))
+        .collect();
+    let slips: usize = zoned.zones.iter().map(|zone| zone.slips.len()).sum();
+    let moved = |drawn: &BTreeSet<u64>| with_slips_at(spec, &zone_sectors, drawn);
+    let mut rng = SplitMix64::for_label(seed, "excluded-blocks slip placements");
+    let total: u64 = zone_sectors.iter().sum();
+    let (mut fewest, mut most) = (f64::INFINITY, f64::NEG_INFINITY);
+    for _ in 0..SLIP_PLACEMENTS {
+        let mut drawn = BTreeSet::new();
+        while drawn.len() < slips {
+            drawn.insert(rng.below(total));
+        }
+        let one_in = ffs_one_in(&moved(&drawn))?;
+        (fewest, most) = (fewest.min(one_in), most.max(one_in));
+    }
+    Ok(Some(SlipPlacement {
+        one_in_fewest: fewest,
+        one_in_most: most,
+        one_in_without_slips: ffs_one_in(&moved(&BTreeSet::new()))?,
+    }))
+}
+
+/// `spec` with its slips replaced by `drawn`, physical sectors counted over the whole
+/// disk (zone after zone, `zone_sectors` each), each turned zone-relative.
+fn with_slips_at(spec: &DriveSpec, zone_sectors: &[u64], drawn: &BTreeSet<u64>) -> DriveSpec {
+    let mut moved = spec.clone();
+    if let LayoutSpec::Zoned(layout) = &mut moved.layout {
+        let mut zone_start = 0;
+        for (zone, sectors) in layout.zones.iter_mut().zip(zone_sectors) {
+            let end = zone_start + sectors;
+            zone.slips = drawn
+                .range(zone_start..end)
+                .map(|s| s - zone_start)
+                .collect();
+            zone_start = end;
+        }
+    }
+    moved
+}
+
 /// Count excluded blocks of every size over the whole disk of the catalog drive `name`.
-fn count_drive(name: &'static str, label: &'static str) -> Result<DriveCounts, LabError> {
+fn count_drive(
+    name: &'static str,
+    label: &'static str,
+    seed: u64,
+) -> Result<DriveCounts, LabError> {
     let spec = drives::spec(name)?;
     let tracks = drives::layout(&spec)?.tracks();
     let sizes = BLOCK_SIZES_KB
@@ -109,6 +188,7 @@ fn count_drive(name: &'static str, label: &'static str) -> Result<DriveCounts, L
     };
     Ok(DriveCounts {
         slips,
+        placement: slip_placement(&spec, seed)?,
         name,
         label,
         boundaries: starts().count() as u64,
@@ -129,7 +209,7 @@ impl Experiment for ExcludedBlocks {
         let counts = DRIVES
             .into_iter()
             .map(|(name, label)| {
-                let counts = count_drive(name, label)?;
+                let counts = count_drive(name, label, context.seed)?;
                 context.progress.inc(1);
                 Ok(counts)
             })
@@ -184,33 +264,40 @@ fn claims(counts: &[DriveCounts]) -> Vec<Claim> {
             30.0,
             atlas_ii.ffs_block().one_in(),
         )
-        .explain_if_missed(format!(
-            "Of the catalog Atlas 10K II's {} track boundaries, {} ({:.0}%) fall on an 8 KB \
-             block boundary and split no block: its zones whose track size is a multiple \
-             of 16 sectors (the 528-sector first zone, 33 blocks a track, among them) start \
-             every track on a block, as the hand-made entry has no slipped sectors to shift \
-             them. If every boundary \
-             split a block, one in {:.1} would be excluded; if each boundary sat at a \
-             random offset inside a block (1 in 16 on a block's first LBN), one in {:.1}. \
-             The real drive's boundaries are shifted by slipped defects (the \
-             DIXtrac-extracted Atlas 10K has {} slips; this hand-made entry {}), which the \
-             catalog does not invent: where they lie is not published. The \
-             Atlas 10K: {} of {} boundaries on a block boundary, one in {:.1} excluded.",
-            atlas_ii.boundaries,
-            atlas_ii.boundaries_on_ffs_blocks,
-            100.0 * atlas_ii.boundaries_on_ffs_blocks as f64 / atlas_ii.boundaries.max(1) as f64,
-            atlas_ii.ffs_block().blocks as f64 / atlas_ii.boundaries.max(1) as f64,
-            // Expected excluded blocks with boundaries at uniform offsets: 15 in 16 split one.
-            atlas_ii.ffs_block().blocks as f64
-                / (atlas_ii.boundaries.max(1) as f64 * (FFS_BLOCK_KB * 2 - 1) as f64
-                    / (FFS_BLOCK_KB * 2) as f64),
+        .explain(atlas_ii_explanation(atlas, atlas_ii)),
+    ]
+}
+
+/// Why the hand-made Atlas 10K II's share is what it is: its slips (a count carried
+/// from the predecessor, at drawn places) and what the share is with them elsewhere
+/// or without them, all measured in this run.
+fn atlas_ii_explanation(atlas: &DriveCounts, atlas_ii: &DriveCounts) -> String {
+    let on_blocks = format!(
+        "Of its {} track boundaries, {} ({:.0}%) fall on an 8 KB block boundary and split \
+         no block (1 in 16 would at random offsets).",
+        atlas_ii.boundaries,
+        atlas_ii.boundaries_on_ffs_blocks,
+        100.0 * atlas_ii.boundaries_on_ffs_blocks as f64 / atlas_ii.boundaries.max(1) as f64,
+    );
+    let placement = match &atlas_ii.placement {
+        Some(p) => format!(
+            " The hand-made entry slips {} primary defects, as many as the DIXtrac-extracted \
+             Atlas 10K has ({}), at places drawn by a fixed seed (where they lie is not \
+             published). The same {} slips at {} other drawn places give one in {:.1} to \
+             {:.1}; with no slips, one in {:.1}, because every track of a zone whose track \
+             size is a multiple of 16 sectors (the 528-sector first zone, 33 blocks a track, \
+             among them) would then start on a block, which a real format's slips prevent.",
+            atlas_ii.slips,
             atlas.slips,
             atlas_ii.slips,
-            atlas.boundaries_on_ffs_blocks,
-            atlas.boundaries,
-            atlas.ffs_block().one_in()
-        )),
-    ]
+            SLIP_PLACEMENTS,
+            p.one_in_fewest,
+            p.one_in_most,
+            p.one_in_without_slips,
+        ),
+        None => String::new(),
+    };
+    format!("{on_blocks}{placement}")
 }
 
 fn figure(counts: &[DriveCounts]) -> Figure {
@@ -258,6 +345,32 @@ fn notes() -> Vec<String> {
 mod tests {
     use super::*;
     use spinstack_sim::units::{Lbn, Sectors};
+
+    // Proves moved slips land in the zone holding each drawn sector, zone-relative,
+    // none lost or added.
+    #[test]
+    fn drawn_slips_land_zone_relative() {
+        let spec = drives::spec(ATLAS_10K_II).unwrap();
+        let LayoutSpec::Zoned(zoned) = &spec.layout else {
+            panic!("the Atlas 10K II is zoned")
+        };
+        let sizes: Vec<u64> = zoned
+            .zones
+            .iter()
+            .map(|zone| zone.physical_sectors(zoned.surfaces))
+            .collect();
+        let drawn = BTreeSet::from([5, sizes[0] - 1, sizes[0], sizes[0] + sizes[1] + 7]);
+        let moved = with_slips_at(&spec, &sizes, &drawn);
+        let LayoutSpec::Zoned(moved) = &moved.layout else {
+            panic!("still zoned")
+        };
+        assert_eq!(moved.zones[0].slips, vec![5, sizes[0] - 1]);
+        assert_eq!(moved.zones[1].slips, vec![0]);
+        assert_eq!(moved.zones[2].slips, vec![7]);
+        assert!(moved.zones[3..].iter().all(|zone| zone.slips.is_empty()));
+        // Slip-to-end sparing needs no spare for them: the moved layout still builds.
+        drives::layout(&with_slips_at(&spec, &sizes, &drawn)).unwrap();
+    }
 
     // Proves a boundary on a block's first LBN excludes nothing and one inside does.
     #[test]
