@@ -23,6 +23,15 @@
 //! They count as part of a traxtent-placed first allocation; they do not count
 //! toward `maxbpg`.
 //!
+//! Departure from FreeBSD, stated: FreeBSD's `ffs_blkpref` switches groups by a
+//! file's logical index (at every new indirect block's first entry once past the
+//! first indirect block, `indx % maxbpg == 0`), to the first group from the
+//! inode's group + lbn / maxbpg with at least the average free count. This engine
+//! counts the blocks a file took in its current group instead, so a file that
+//! reaches a group the earlier files half filled (a second large file in the same
+//! directory) keeps to the room they left rather than jumping past them. For one
+//! file on an empty file system the two rules place every block alike.
+//!
 //! Simplification, stated: FFS picks a cluster of N free blocks for N buffered
 //! blocks (McVoy & Kleiman clustering); on a volume where the next blocks are
 //! free that is the same as block-by-block next-free placement, which is what
