@@ -10,9 +10,9 @@
 //!    allocated such that they fit within a single traxtent");
 //! 3. otherwise block by block: the preferred block is the one after the
 //!    file's last block (a new file's: its group's first free block); once the
-//!    file has taken `max_blocks_per_group_per_file` blocks in a group it
-//!    switches to the next group with at least the average free count
-//!    (FFS's `maxbpg`). If the preferred block is excluded and placement is
+//!    file has taken `max_blocks_per_group_per_file` blocks since it last
+//!    switched it switches to the next group with at least the average free
+//!    count (FFS's `maxbpg`). If the preferred block is excluded and placement is
 //!    traxtent, the first block of the closest traxtent whose first block is
 //!    free; otherwise the next free block at or after the preferred one.
 //!
@@ -22,6 +22,15 @@
 //! the same rules, so it lies in the data stream just before the data it maps.
 //! They count as part of a traxtent-placed first allocation; they do not count
 //! toward `maxbpg`.
+//!
+//! The group switch follows FreeBSD's `ffs_blkpref`: the limit is on the file's
+//! data blocks since its last switch, not on a group's, so a file that spills
+//! into the next group when its own fills (a second large file of a directory,
+//! in the room the first left) still switches at its next `maxbpg`-th block, to
+//! the first group with at least the average free count: past the groups the
+//! earlier files half filled. FreeBSD searches from the inode's group + lbn /
+//! maxbpg, this engine from the group after the current one; for files laid
+//! out in order the two pick the same group.
 //!
 //! Simplification, stated: FFS picks a cluster of N free blocks for N buffered
 //! blocks (McVoy & Kleiman clustering); on a volume where the next blocks are
@@ -72,9 +81,10 @@ struct FileState {
     indirect: Vec<BlockNumber>,
     /// The last block it took, data or indirect: its next one follows it.
     last: Option<BlockNumber>,
-    /// The group the file is filling, and how many blocks it took there.
+    /// The group the file is filling, and the blocks that count toward `maxbpg`
+    /// it took since it last switched groups (wherever they landed).
     group: usize,
-    blocks_in_group: u64,
+    blocks_since_switch: u64,
     /// Blocks reserved to follow the file's last block (state `Preallocated`).
     preallocated: Option<BlockRun>,
 }
@@ -198,7 +208,7 @@ impl Allocator {
                 indirect: Vec::new(),
                 last: None,
                 group,
-                blocks_in_group: 0,
+                blocks_since_switch: 0,
                 preallocated: None,
             },
         );
@@ -331,10 +341,9 @@ impl Allocator {
             .files
             .get_mut(&file)
             .expect("the caller checked the file");
-        if group != state.group {
-            state.group = group;
-            state.blocks_in_group = 0;
-        }
+        // A file that spills into the next group keeps counting toward `maxbpg`:
+        // FreeBSD's limit is on the file's logical blocks, not on a group's.
+        state.group = group;
         state.last = Some(block);
         match slot {
             Slot::Indirect => {
@@ -343,7 +352,7 @@ impl Allocator {
             }
             Slot::Data => {
                 if direct.is_none_or(|direct| state.data_blocks >= direct) {
-                    state.blocks_in_group += 1;
+                    state.blocks_since_switch += 1;
                 }
                 state.data_blocks += 1;
                 push_block(&mut state.runs, block);
@@ -386,21 +395,21 @@ impl Allocator {
     /// file has used up its share of the current one.
     fn preferred(&mut self, file: FileId) -> BlockNumber {
         let limit = self.config.max_blocks_per_group_per_file;
-        let (last_end, group, in_group) = {
+        let (last_end, group, since_switch) = {
             let state = &self.files[&file];
             (
                 state.last.map(|block| block.plus(1)),
                 state.group,
-                state.blocks_in_group,
+                state.blocks_since_switch,
             )
         };
         match last_end {
             None => self.group_data_start(group),
-            Some(_) if limit.is_some_and(|max| in_group >= max) => {
+            Some(_) if limit.is_some_and(|max| since_switch >= max) => {
                 let next = self.group_with_room(group + 1);
                 let state = self.files.get_mut(&file).expect("checked");
                 state.group = next;
-                state.blocks_in_group = 0;
+                state.blocks_since_switch = 0;
                 self.group_data_start(next)
             }
             Some(end) if end.0 < self.block_count() => end,

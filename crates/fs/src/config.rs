@@ -128,8 +128,10 @@ pub struct AllocatorConfig {
     /// Blocks at the start of every group holding its metadata (superblock
     /// copy, group header or descriptors, bitmaps, inode table).
     pub metadata_blocks_per_group: u64,
-    /// FFS's `maxbpg`: blocks one file may take in a group before its next
-    /// block is placed in another group. `None`: no limit (ext2). With
+    /// FFS's `maxbpg`: blocks one file may take before its next block is
+    /// placed in another group, counted since its last switch wherever they
+    /// landed (a file that spills into the next group keeps counting, as
+    /// FreeBSD counts logical blocks). `None`: no limit (ext2). With
     /// [`IndirectBlocks`], the direct blocks and the indirect blocks are not
     /// counted: FFS keeps a file's blocks below `NDADDR + NINDIR` in its
     /// inode's group and then moves at every `maxbpg`-th block an indirect

@@ -101,6 +101,26 @@ fn a_large_file_switches_group_after_max_blocks_per_group() {
     );
 }
 
+/// Regression (issue 9, the diff's second file): a file that spills into the
+/// next group because its own is full keeps counting toward `maxbpg`, as
+/// FreeBSD counts logical blocks, and then switches past the group the first
+/// file half filled. 16-block groups, 2 metadata blocks, at most 10 blocks per
+/// switch: the first file takes 2-11; the second takes 12-15, spills to 18-23
+/// (10 counted), then moves to group 2 (14 free, above the average of 9)
+/// instead of taking group 1's 24-27 as well.
+#[test]
+fn a_file_spilling_into_the_next_group_still_switches_at_max_blocks() {
+    let map = map_of(&[64; 4]);
+    let mut ffs = Allocator::new(&map, small(16, Some(10))).unwrap();
+    let first = ffs.create(0).unwrap();
+    assert_eq!(ffs.allocate(first, 10).unwrap(), vec![run(2, 10)]);
+    let second = ffs.create(0).unwrap();
+    assert_eq!(
+        ffs.allocate(second, 14).unwrap(),
+        vec![run(12, 4), run(18, 6), run(34, 4)]
+    );
+}
+
 fn traxtent_config() -> AllocatorConfig {
     AllocatorConfig {
         exclude_track_crossing_blocks: true,

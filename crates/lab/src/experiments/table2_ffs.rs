@@ -93,6 +93,9 @@ struct Measured {
     /// gaps shorter than a track (excluded blocks; not group switches).
     skipped_blocks: u64,
     file_blocks: u64,
+    /// Mean distance between block k of the first file and block k of the
+    /// second (MB of LBN space); NaN unless two files were read.
+    files_apart_mb: f64,
 }
 
 /// `files` files of `blocks` blocks, read in turn; `read_limit`: pages read of
@@ -150,11 +153,25 @@ fn measure(
         host = host.with_read_limit(pages);
     }
     run(&mut engine, &mut host).map_err(|e| fail(e.to_string()))?;
-    Ok(summarise(
-        host.report(),
-        skipped_blocks,
-        files as u64 * blocks,
-    ))
+    let mut measured = summarise(host.report(), skipped_blocks, files as u64 * blocks);
+    if let [first, second] = runs.as_slice() {
+        measured.files_apart_mb = mean_apart_mb(first, second, config.block_size.bytes());
+    }
+    Ok(measured)
+}
+
+/// Mean distance (MB) between the k-th blocks of two files, over the blocks both
+/// have: how far the head travels when a reader alternates between them.
+fn mean_apart_mb(first: &[BlockRun], second: &[BlockRun], block_bytes: u64) -> f64 {
+    fn blocks(runs: &[BlockRun]) -> impl Iterator<Item = u64> + '_ {
+        runs.iter().flat_map(|run| run.iter()).map(|block| block.0)
+    }
+    let (sum, count) = blocks(first)
+        .zip(blocks(second))
+        .fold((0u64, 0u64), |(sum, count), (a, b)| {
+            (sum + a.abs_diff(b), count + 1)
+        });
+    sum as f64 / count.max(1) as f64 * block_bytes as f64 / 1e6
 }
 
 fn summarise(report: &ScanReport, skipped_blocks: u64, file_blocks: u64) -> Measured {
@@ -178,6 +195,7 @@ fn summarise(report: &ScanReport, skipped_blocks: u64, file_blocks: u64) -> Meas
         media_ms: mean(|b| b.media_transfer.as_secs_f64() * 1e3),
         skipped_blocks,
         file_blocks,
+        files_apart_mb: f64::NAN,
     }
 }
 

@@ -463,12 +463,13 @@ fn copy_note(unmodified: WriteRun, traxtents: WriteRun) -> String {
         "Ours: unmodified {:.1} s ({}); traxtents {:.1} s ({}). Spread over the same \
          requests, the paper's 156.9 s is {:.2} ms per unmodified request ({:+.2} ms \
          against ours) and its 124.9 s {:.2} ms per traxtent request ({:+.2} ms). The \
-         model reproduces the traxtent requests' cost and most of the unmodified ones' \
-         — their rotation and head switches inside 256 KB requests that cross track \
-         boundaries, and the seek between source and destination — but the paper's \
-         unmodified FFS paid more per request, as in the diff row (its positioning \
-         claims above: the paper's 6.9 ms per unmodified request is more than the \
-         model's). The model has no metadata traffic (inode, indirect-block and \
+         destination lies where FreeBSD's ffs_blkpref puts a second large file of the \
+         same directory: from its second indirect block on, each 16 MB piece in the \
+         first group with at least the average free count, past the source's \
+         half-filled groups, so each turn from reading the source to writing the \
+         destination is a long seek in both variants. The paper's traxtent requests \
+         cost less than that allows, as in the diff row: its traxtent files lay closer \
+         together. The model has no metadata traffic (inode, indirect-block and \
          cylinder-group writes; the copy's indirect blocks, one per 2,048 data blocks, \
          are placed in the data stream but never written); it would add about the same \
          time to every variant. Not tuned.",
