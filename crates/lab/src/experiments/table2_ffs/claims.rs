@@ -172,9 +172,7 @@ fn files_apart(unmodified: &Measured, traxtents: &Measured) -> String {
          ({:.0} MB with traxtents): as FreeBSD's ffs_blkpref does, from its second \
          indirect block on, each of the second file's 16 MB pieces starts in the first \
          group with at least the average free count, which is past the first file's 32 \
-         half-filled groups. (Until issue 9's maxbpg fix the model let the second file \
-         fill the room the first left in each group instead, 52 MB away: 2.51 ms per \
-         traxtent request, 6.29 ms unmodified.)",
+         half-filled groups.",
         unmodified.files_apart_mb, traxtents.files_apart_mb
     )
 }
