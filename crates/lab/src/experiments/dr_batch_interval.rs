@@ -10,6 +10,7 @@ use crate::harness::{Experiment, Outcome, RunContext, Scale};
 use crate::plot::{Figure, LegendCorner, Mark, Panel, PanelContent, Series};
 use crate::table::DataTable;
 use crate::LabError;
+use spinstack_replication::search::interval_ratio;
 use spinstack_replication::study::PointReport;
 
 pub struct DrBatchInterval;
@@ -183,7 +184,7 @@ fn interval_evidence(r: &PointReport, mb: u64, paper: f64, implied: f64) -> Stri
 /// the interval our back-to-back speed-up would give.
 fn whole_rto_reading(r: &PointReport, paper: f64) -> String {
     let back_to_back = r.calibrated_r_apl_per_s / r.r_gen_per_s;
-    let ours = back_to_back * back_to_back / (back_to_back - 1.0) * r.rto_s;
+    let ours = interval_ratio(back_to_back) * r.rto_s;
     let off = ours / paper - 1.0;
     let reading = format!(
         "Read with the whole RTO ({:.0} s) as T_RTO, nothing taken out, the paper's {paper} s \

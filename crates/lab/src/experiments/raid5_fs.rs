@@ -72,7 +72,7 @@ pub struct Raid5Diff;
 
 /// Validation paper Table 2: five drives of four track-size variants (as
 /// `raid5-alignment`).
-const MEMBERS: [&str; 5] = [
+pub(crate) const MEMBERS: [&str; 5] = [
     "maxtor10kv-czk",
     "maxtor10kv-c0k",
     "maxtor10kv-7gk",

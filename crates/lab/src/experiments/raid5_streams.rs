@@ -56,7 +56,7 @@ use super::validation_host::{self, HostProfile};
 use crate::claim::{Claim, Tolerance};
 use crate::experiments::raid5_fs::{
     drive_options, maps, volume_spec, window_pages, Raid, Variant, CONVENTIONAL, FOUR_TRACK_WINDOW,
-    TRACK_ALIGNED,
+    MEMBERS, TRACK_ALIGNED,
 };
 use crate::harness::{Experiment, Outcome, RunContext};
 use crate::plot::{Figure, LegendCorner, Mark, Panel, PanelContent, Series};
@@ -90,11 +90,13 @@ const FILE_BLOCKS: u64 = 1 << 26;
 const SENSITIVITY_DEPTH: u32 = 1;
 
 /// Volume requests the elevator above md keeps out (see the module
-/// documentation): as many as one member's queue holds behind the paper's
-/// driver (`validation_host::queue_depth`; every Table 2 variant in the catalog
-/// has a 64-tag queue, this one's stands for them).
+/// documentation): as many as a member's queue holds behind the paper's driver
+/// (`validation_host::queue_depth`), the shallowest member's where they differ.
 fn elevator_depth() -> Result<u32, LabError> {
-    validation_host::queue_depth_of("maxtor10kv-czk")
+    let mut depths = MEMBERS
+        .iter()
+        .map(|name| validation_host::queue_depth_of(name));
+    depths.try_fold(u32::MAX, |shallowest, depth| Ok(shallowest.min(depth?)))
 }
 /// The paper's numbers (§3): track-aligned scales 3.3× conventional; the window's
 /// gain is under half the track-aligned gain.
