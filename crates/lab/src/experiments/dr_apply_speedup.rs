@@ -18,6 +18,8 @@ pub struct DrApplySpeedup;
 
 const SOURCE: &str = "§4";
 const WINDOWS: [Option<u64>; 4] = [None, Some(32), Some(128), Some(512)];
+/// Table 3's RTO (s).
+const TABLE3_RTO_S: f64 = 100.0;
 
 impl Experiment for DrApplySpeedup {
     fn run_size(&self, scale: &Scale) -> String {
@@ -43,8 +45,14 @@ impl Experiment for DrApplySpeedup {
         let mut best = Vec::new();
         let mut series = Vec::new();
         let mut notes = Vec::new();
+        // Table 3's RTO, and the budget §3.1's plan has under it (the RTO less the
+        // first standby level's spin-up and spin-down), to read Table 3 against §4.
+        let mut table3_budget_s = TABLE3_RTO_S;
         for (color, warehouses) in [16u32, 160].into_iter().enumerate() {
             let site = dr::site(self.id(), ULTRASTAR, warehouses, context)?;
+            if let Some(standby) = site.spec.power.standby.first() {
+                table3_budget_s = TABLE3_RTO_S - (standby.exit_ms + standby.enter_ms) / 1e3;
+            }
             let rates: Vec<Result<ApplyRate, _>> = map_in_order(
                 &WINDOWS,
                 |&w| calibrate(&site, w.map(|mb| mb * dr::MB)),
@@ -112,8 +120,13 @@ impl Experiment for DrApplySpeedup {
             best.push((warehouses, top, evidence));
         }
         let claims = vec![
-            speedup_claim(16, 20.5, best[0].1, &best[0].2),
-            speedup_claim(160, 49.3, best[1].1, &best[1].2),
+            speedup_claim(16, best[0].1, &best[0].2, ""),
+            speedup_claim(
+                160,
+                best[1].1,
+                &best[1].2,
+                &dr::table3_against_maxima(TABLE3_RTO_S, table3_budget_s),
+            ),
             Claim::with_tolerance(
                 "more warehouses, more speed-up (W = 160 over W = 16, best window)",
                 SOURCE,
@@ -122,7 +135,12 @@ impl Experiment for DrApplySpeedup {
                 best[1].1 / best[0].1,
                 Tolerance::GreaterThan,
             )
-            .explain("The paper's ratio is 49.3 / 20.5 = 2.4."),
+            .explain(format!(
+                "The paper's ratio is {} / {} = {:.1}.",
+                dr::paper_max_speedup(160),
+                dr::paper_max_speedup(16),
+                dr::paper_max_speedup(160) / dr::paper_max_speedup(16)
+            )),
         ];
         let figure = Figure {
             panels: vec![Panel {
@@ -159,15 +177,18 @@ struct Evidence {
     database_share_of_drive: f64,
 }
 
-fn speedup_claim(warehouses: u32, paper: f64, ours: f64, e: &Evidence) -> Claim {
+/// The claim on the maximum speed-up at `warehouses`; `more` is appended to the
+/// evidence of a miss.
+fn speedup_claim(warehouses: u32, ours: f64, e: &Evidence, more: &str) -> Claim {
     Claim::new(
         &format!("maximum R_apl/R_gen, {warehouses} warehouses"),
         SOURCE,
         "ratio",
-        paper,
+        dr::paper_max_speedup(warehouses),
         ours,
     )
-    .explain_if_missed(format!(
+    .explain_if_missed(
+        format!(
         "Best window {} MB: folding keeps {:.0}% of the records and the applier does {:.3} page \
          I/Os per record, against {:.3} in LSN order (R_apl/R_gen {:.2}) and the primary's \
          {:.3} per record (its reads included). A window touches {:.0}% of the database's pages; \
@@ -176,7 +197,7 @@ fn speedup_claim(warehouses: u32, paper: f64, ours: f64, e: &Evidence) -> Claim 
          speed-up: the database fills only {:.1}% of each simulated drive, so random I/O seeks \
          short and sorting gains less than on a volume the database spreads over (the paper's \
          volume size, HiRDB's applier and its I/O trace are not available to compare), and a \
-         window no larger than 512 MB still leaves most pages between its pages unread.",
+         window no larger than 512 MB still leaves most pages between its pages unread. {more}",
         e.best_window_mb,
         100.0 * e.best_records_kept,
         e.best_ios_per_record,
@@ -189,5 +210,8 @@ fn speedup_claim(warehouses: u32, paper: f64, ours: f64, e: &Evidence) -> Claim 
         e.lsn_ms_per_page_io,
         e.primary_ms_per_page_io,
         100.0 * e.database_share_of_drive,
-    ))
+    )
+        .trim_end()
+        .to_string(),
+    )
 }

@@ -155,7 +155,7 @@ impl Experiment for DrPgbench {
                 "pgbench WAL: best R_apl/R_gen, against the paper's lowest maximum (TPC-C W = 16)",
                 "§4",
                 "ratio",
-                20.5,
+                dr::paper_max_speedup(16),
                 best_speedup,
             )
             .explain_if_missed(format!(

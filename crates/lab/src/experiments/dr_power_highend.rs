@@ -214,7 +214,7 @@ fn claims(all: &[(u32, Vec<PointReport>)]) -> Vec<Claim> {
                 saved,
                 Tolerance::Absolute(5.0),
             )
-            .explain_if_missed(saving_evidence(best, if w == 16 { 20.5 } else { 49.3 })),
+            .explain_if_missed(saving_evidence(best, dr::paper_max_speedup(w))),
         );
     }
     let refused_30 = all
