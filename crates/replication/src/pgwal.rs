@@ -10,11 +10,24 @@
 //! identifiers); the record's size is its total length split over its block
 //! references. Kind: descriptions starting with `INSERT` (heap and index inserts)
 //! are inserts, `DELETE` deletes, everything else with a block reference
-//! (updates, HOT updates, pruning, locks) updates. The row is the block and the
-//! tuple offset the record names (`new off` for an update: PostgreSQL writes a
-//! new tuple version). A `COMMIT` ends its transaction: its last record with a
-//! block reference carries `ends_transaction`. Records without block references
-//! (commits, locks, file creation) write no page and give no record.
+//! (updates, HOT updates, pruning, locks) updates. A `COMMIT` ends its
+//! transaction: its last record with a block reference carries
+//! `ends_transaction`. Records without block references (commits, locks, file
+//! creation) write no page and give no record.
+//!
+//! **Rows.** A record's row ([`RecordId`]) is its page and a tuple offset, the
+//! offset at which the row's chain of versions on that page began. PostgreSQL
+//! writes every update as a new tuple version (`off` the old one, `new off` the
+//! new one); an update that stays on its page (a HOT update, or an `UPDATE` with
+//! one block reference) continues the old version's row, so a row updated again
+//! and again on its page (pgbench's branches and tellers) is one row, the
+//! "identical record" the paper's folding coalesces. An update that moves the
+//! row to another page (two block references: `#0` the new page, `#1` the old)
+//! gives the old page a record on the old version's row (its `xmax` is set) and
+//! starts a row at the new version (compaction keys rows by page, so a chain
+//! across pages would fold nothing). An insert starts a row at its offset; locks
+//! and deletes name the row of the version at their offset; records without an
+//! offset (pruning, multi-inserts) are one page-level row.
 //!
 //! Bad input is an error naming the line and what was wrong with it (a dump whose
 //! last line has no line end was cut short and is refused); lines that
@@ -60,7 +73,10 @@ struct Parsed {
     transaction: u64,
     kind: RecordKind,
     commit: bool,
+    /// The tuple offset the record names (`new off` for an update; 0 for none).
     offset: u64,
+    /// An update's old version (`off` before `new off`).
+    old_offset: Option<u64>,
     blocks: Vec<BlockRef>,
 }
 
@@ -118,6 +134,20 @@ fn parse_line(line: &str) -> Result<Parsed, String> {
         Some(text) => number(text.trim_end_matches([',', ';', ':']), "tuple offset")?,
         None => 0,
     };
+    // An update names its old version first: "UPDATE off 50 xmax ... ; new off 22".
+    let old_offset = match description.split_once("new off ") {
+        Some((before, _)) if word.contains("UPDATE") => {
+            let text = before
+                .split_once("off ")
+                .and_then(|(_, after)| after.split_whitespace().next())
+                .ok_or("an update without its old tuple offset (`off`)")?;
+            Some(number(
+                text.trim_end_matches([',', ';', ':']),
+                "old tuple offset",
+            )?)
+        }
+        _ => None,
+    };
     let mut blocks = Vec::new();
     for reference in parts {
         let (_, after) = reference
@@ -156,6 +186,7 @@ fn parse_line(line: &str) -> Result<Parsed, String> {
         kind,
         commit: head.trim_start().starts_with("Transaction") && word == "COMMIT",
         offset,
+        old_offset,
         blocks,
     })
 }
@@ -209,6 +240,7 @@ pub fn parse(source_name: &str, text: &str) -> Result<WalLog, WalError> {
     }
     let mut records = Vec::new();
     let mut last_of_transaction: HashMap<u64, usize> = HashMap::new();
+    let mut rows = RowChains::default();
     let mut transactions = 0;
     for p in &parsed {
         if p.commit {
@@ -220,11 +252,12 @@ pub fn parse(source_name: &str, text: &str) -> Result<WalLog, WalError> {
             continue;
         }
         let share = p.bytes / p.blocks.len().max(1) as u32;
-        for b in &p.blocks {
+        for (index, b) in p.blocks.iter().enumerate() {
             let page = base[&b.relation] + b.block;
+            let row = rows.row_of(page, index, p);
             records.push(LogRecord {
                 lsn: Lsn(p.lsn),
-                record: RecordId((page << 16) | (p.offset & 0xffff)),
+                record: RecordId((page << 16) | (row & 0xffff)),
                 page: PageId(page),
                 bytes: share.max(1),
                 kind: p.kind,
@@ -250,4 +283,47 @@ pub fn parse(source_name: &str, text: &str) -> Result<WalLog, WalError> {
         transactions,
         wal_records: parsed.len() as u64,
     })
+}
+
+/// Where each tuple version's row began on its page (see the module
+/// documentation): (page, offset of a version) → offset of its row's first version.
+#[derive(Default)]
+struct RowChains {
+    first_version: HashMap<(u64, u64), u64>,
+}
+
+impl RowChains {
+    /// The row of `record`'s block reference `index` on `page`, and the chain
+    /// updated by it.
+    fn row_of(&mut self, page: u64, index: usize, record: &Parsed) -> u64 {
+        let row_at = |chains: &Self, offset: u64| {
+            chains
+                .first_version
+                .get(&(page, offset))
+                .copied()
+                .unwrap_or(offset)
+        };
+        match (record.old_offset, record.blocks.len(), index) {
+            // An update on one page: the new version continues the old one's row.
+            (Some(old), 1, _) => {
+                let row = row_at(self, old);
+                self.first_version.insert((page, record.offset), row);
+                row
+            }
+            // A row moved off its page: the new page's version starts a row ...
+            (Some(_), _, 0) => {
+                self.first_version
+                    .insert((page, record.offset), record.offset);
+                record.offset
+            }
+            // ... and the old page's record is on the old version's row.
+            (Some(old), _, _) => row_at(self, old),
+            (None, _, _) if record.kind == RecordKind::Insert => {
+                self.first_version
+                    .insert((page, record.offset), record.offset);
+                record.offset
+            }
+            (None, _, _) => row_at(self, record.offset),
+        }
+    }
 }
