@@ -1,5 +1,6 @@
-//! A reader of PostgreSQL's `pg_waldump` text output (PostgreSQL 15's format):
-//! one line per WAL record,
+//! A reader of PostgreSQL's `pg_waldump` text output (PostgreSQL 15's format, and
+//! 16's and later's `off: N` / `old_off: N` / `new_off: N` descriptions): one line
+//! per WAL record,
 //!
 //! ```text
 //! rmgr: Heap        len (rec/tot):    171/   171, tx:        736, lsn: 0/02188A60, prev 0/02188A28, desc: UPDATE off 50 xmax 736 flags 0x03 ; new off 22 xmax 0, blkref #0: rel 1663/5/16396 blk 1639, blkref #1: rel 1663/5/16396 blk 433
@@ -88,6 +89,24 @@ fn field<'a>(text: &'a str, name: &str) -> Result<&'a str, String> {
     Ok(rest.split([',', ' ']).next().unwrap_or(""))
 }
 
+/// The number after the earliest of `keys` that starts a word of `text` (at its
+/// start or after a space), if any: `off ` matches " off 5" but not "old_off 5".
+fn word_number(text: &str, keys: &[&str], what: &str) -> Result<Option<u64>, String> {
+    let found = keys
+        .iter()
+        .filter_map(|key| {
+            text.match_indices(key)
+                .find(|&(at, _)| at == 0 || text[..at].ends_with(' '))
+                .map(|(at, _)| (at, at + key.len()))
+        })
+        .min();
+    let Some((_, after)) = found else {
+        return Ok(None);
+    };
+    let token = text[after..].split_whitespace().next().unwrap_or("");
+    number(token.trim_end_matches([',', ';', ':']), what).map(Some)
+}
+
 fn number(text: &str, what: &str) -> Result<u64, String> {
     text.trim()
         .parse()
@@ -125,28 +144,24 @@ fn parse_line(line: &str) -> Result<Parsed, String> {
     } else {
         RecordKind::Update
     };
-    let offset_text = description
-        .rsplit_once("new off ")
-        .map(|(_, after)| after)
-        .or_else(|| description.split_once("off ").map(|(_, after)| after))
-        .and_then(|after| after.split_whitespace().next());
-    let offset = match offset_text {
-        Some(text) => number(text.trim_end_matches([',', ';', ':']), "tuple offset")?,
-        None => 0,
-    };
-    // An update names its old version first: "UPDATE off 50 xmax ... ; new off 22".
-    let old_offset = match description.split_once("new off ") {
-        Some((before, _)) if word.contains("UPDATE") => {
-            let text = before
-                .split_once("off ")
-                .and_then(|(_, after)| after.split_whitespace().next())
-                .ok_or("an update without its old tuple offset (`off`)")?;
-            Some(number(
-                text.trim_end_matches([',', ';', ':']),
-                "old tuple offset",
-            )?)
+    // PostgreSQL 15 writes "UPDATE off 50 xmax 736 flags 0x03 ; new off 22 xmax 0"
+    // and "INSERT off 3 flags 0x00"; 16 and later "UPDATE old_xmax: 736, old_off: 50,
+    // ..., new_off: 22" and "INSERT off: 3, flags: 0x00".
+    let new_offset = word_number(description, &["new off ", "new_off: "], "new tuple offset")?;
+    let old_offset = match new_offset {
+        Some(_) if word.contains("UPDATE") => {
+            let before_new = description
+                .split_once("new off ")
+                .or_else(|| description.split_once("new_off: "))
+                .map_or(description, |(before, _)| before);
+            let old = word_number(before_new, &["off ", "old_off: "], "old tuple offset")?;
+            Some(old.ok_or("an update without its old tuple offset (`off`, `old_off:`)")?)
         }
         _ => None,
+    };
+    let offset = match new_offset {
+        Some(new) => new,
+        None => word_number(description, &["off ", "off: "], "tuple offset")?.unwrap_or(0),
     };
     let mut blocks = Vec::new();
     for reference in parts {
