@@ -308,8 +308,8 @@ struct RowChains {
 }
 
 impl RowChains {
-    /// The row of `record`'s block reference `index` on `page`, and the chain
-    /// updated by it.
+    /// The row of `record`'s block reference `index` (on `page`); an update or
+    /// insert also records where its new version's row began.
     fn row_of(&mut self, page: u64, index: usize, record: &Parsed) -> u64 {
         let row_at = |chains: &Self, offset: u64| {
             chains

@@ -180,15 +180,7 @@ struct Evidence {
 /// The claim on the maximum speed-up at `warehouses`; `more` is appended to the
 /// evidence of a miss.
 fn speedup_claim(warehouses: u32, ours: f64, e: &Evidence, more: &str) -> Claim {
-    Claim::new(
-        &format!("maximum R_apl/R_gen, {warehouses} warehouses"),
-        SOURCE,
-        "ratio",
-        dr::paper_max_speedup(warehouses),
-        ours,
-    )
-    .explain_if_missed(
-        format!(
+    let evidence = format!(
         "Best window {} MB: folding keeps {:.0}% of the records and the applier does {:.3} page \
          I/Os per record, against {:.3} in LSN order (R_apl/R_gen {:.2}) and the primary's \
          {:.3} per record (its reads included). A window touches {:.0}% of the database's pages; \
@@ -197,7 +189,7 @@ fn speedup_claim(warehouses: u32, ours: f64, e: &Evidence, more: &str) -> Claim 
          speed-up: the database fills only {:.1}% of each simulated drive, so random I/O seeks \
          short and sorting gains less than on a volume the database spreads over (the paper's \
          volume size, HiRDB's applier and its I/O trace are not available to compare), and a \
-         window no larger than 512 MB still leaves most pages between its pages unread. {more}",
+         window no larger than 512 MB still leaves most pages between its pages unread.",
         e.best_window_mb,
         100.0 * e.best_records_kept,
         e.best_ios_per_record,
@@ -210,8 +202,22 @@ fn speedup_claim(warehouses: u32, ours: f64, e: &Evidence, more: &str) -> Claim 
         e.lsn_ms_per_page_io,
         e.primary_ms_per_page_io,
         100.0 * e.database_share_of_drive,
+    );
+    Claim::new(
+        &format!("maximum R_apl/R_gen, {warehouses} warehouses"),
+        SOURCE,
+        "ratio",
+        dr::paper_max_speedup(warehouses),
+        ours,
     )
-        .trim_end()
-        .to_string(),
-    )
+    .explain_if_missed(with_more(evidence, more))
+}
+
+/// `evidence`, then `more` when there is any.
+fn with_more(evidence: String, more: &str) -> String {
+    if more.is_empty() {
+        evidence
+    } else {
+        format!("{evidence} {more}")
+    }
 }

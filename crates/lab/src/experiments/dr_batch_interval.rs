@@ -82,9 +82,9 @@ impl Experiment for DrBatchInterval {
             .explain_if_missed(
                 match (last.batch_interval_s, last.mode_changes_per_day) {
                     (Some(interval), Some(per_day)) => format!(
-                        "One spin-down and one spin-up per batch: 86,400 s / T_wnd (the paper's 40 \
-                     is 86,400 s / its 2,150 s); our T_wnd is {interval:.0} s. At this rate a drive rated for \
-                     50,000 start/stop cycles lasts {:.1} years.",
+                        "One spin-down and one spin-up per batch: 86,400 s / T_wnd (the paper's \
+                     40 is 86,400 s / its 2,150 s); our T_wnd is {interval:.0} s. At this rate a \
+                     drive rated for 50,000 start/stop cycles lasts {:.1} years.",
                         50_000.0 / per_day / 365.0
                     ),
                     _ => {

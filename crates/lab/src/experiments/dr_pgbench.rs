@@ -21,7 +21,8 @@ use spinstack_replication::study::PointReport;
 
 pub struct DrPgbench;
 
-/// pgbench's size: scale factor and transactions (one client).
+/// pgbench's size: scale factor and transactions (one client). A scale factor
+/// s makes s branches, 10 s tellers and 100,000 s accounts.
 const PGBENCH_SCALE: u32 = 4;
 const PGBENCH_TRANSACTIONS: u32 = 3000;
 /// The cluster's shared_buffers (the script's), the primary's buffer pool here.
@@ -173,8 +174,8 @@ impl Experiment for DrPgbench {
                  row's update; the account rows' new versions, the history inserts and the index \
                  inserts stand alone) and {:.0}% of the records on the simulated drive's pages, \
                  where the rate is measured; folding saves no page I/O when the folded rows' \
-                 pages stay cached. The {} MB buffer pool holds {:.0}% of the {pages}-page database; the \
-                 paper has no PostgreSQL figure.",
+                 pages stay cached. The {} MB buffer pool holds {:.0}% of the {pages}-page \
+                 database; the paper has no PostgreSQL figure.",
                 dr::window_label(fastest.window_bytes),
                 100.0 * kept_whole,
                 dr::window_label(Some(largest_window)),
@@ -223,8 +224,9 @@ fn kept_in_whole_windows(records: &[LogRecord], window_bytes: u64) -> f64 {
     kept as f64 / records.len().max(1) as f64
 }
 
-/// The plot of the windows whose plans stood; `refused` names the others (they
-/// have no point).
+/// The plot: the normalized power of the windows whose plans stood (`refused`
+/// names the others, which have no point), and every window's R_apl/R_gen
+/// applied back to back (`speedups`).
 fn figure(points: Vec<(f64, f64)>, speedups: Vec<(f64, f64)>, refused: &[String]) -> Figure {
     let title = "pgbench WAL, Ultrastar 36Z15, RTO 100 s".to_string();
     let widest = speedups.iter().map(|&(mb, _)| mb).fold(0.0, f64::max);
