@@ -92,12 +92,14 @@ impl Experiment for DrPgbench {
         let mut data = DataTable::new(&[
             "window",
             "r_apl_over_r_gen",
+            "back_to_back_r_apl_over_r_gen",
             "records_kept",
             "batch_interval_s",
             "normalized_power",
             "saved_percent",
             "rto_violations",
             "rpo_lost_transactions",
+            "refused",
         ]);
         let mut plot = Vec::new();
         let mut speedups = Vec::new();
@@ -105,12 +107,14 @@ impl Experiment for DrPgbench {
             data.push(vec![
                 dr::window_label(r.window_bytes).into(),
                 r.apply_speedup.into(),
+                (r.calibrated_r_apl_per_s / r.r_gen_per_s).into(),
                 r.records_kept_by_compaction.into(),
                 r.batch_interval_s.unwrap_or(f64::NAN).into(),
                 r.normalized_power.unwrap_or(f64::NAN).into(),
                 dr::saved_percent(r).unwrap_or(f64::NAN).into(),
                 r.rto_violations.into(),
                 r.rpo_lost_transactions.into(),
+                r.plan_refused.clone().unwrap_or_default().into(),
             ]);
             let window_mb = r.window_bytes.map_or(0.0, |b| b as f64 / dr::MB as f64);
             speedups.push((window_mb, r.calibrated_r_apl_per_s / r.r_gen_per_s));
