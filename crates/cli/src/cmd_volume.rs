@@ -215,13 +215,13 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             Ok(())
         }
         VolumeCommand::Rebuild { dir, member } => {
-            served_or_at_rest(&dir, &ControlRequest::Rebuild { member }, |array| {
+            let value = served_or_at_rest(&dir, &ControlRequest::Rebuild { member }, |array| {
                 rebuild_at_rest(array, member)
             })?;
-            println!(
-                "member {member} of {} rebuilt (or rebuilding in the server)",
-                dir.display()
-            );
+            // At rest the rebuild has run to the end; in a server it has started and
+            // goes on in the background (`volume status` follows it).
+            let state = value["state"].as_str().unwrap_or("unknown");
+            println!("member {member} of {}: {state}", dir.display());
             Ok(())
         }
         VolumeCommand::Badblocks {

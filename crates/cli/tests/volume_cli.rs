@@ -65,6 +65,9 @@ fn create_status_fail_rebuild_scrub() {
         "stderr: {}",
         String::from_utf8_lossy(&out.stderr)
     );
+    // At rest the rebuild runs to the end before the command returns.
+    let said = String::from_utf8_lossy(&out.stdout);
+    assert!(said.trim_end().ends_with(": healthy"), "{said}");
     let status = ok_json(spinstack(&["status", "--json"], &dir));
     assert_eq!(status["state"], "healthy");
     let scrub = ok_json(spinstack(&["scrub", "--json"], &dir));

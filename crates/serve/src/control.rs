@@ -168,12 +168,16 @@ fn carry_out(request: ControlRequest, shared: &Arc<Shared>) -> Result<Value, Str
                 shared.rebuilding.store(false, Ordering::SeqCst);
                 return Err(error);
             }
+            // The reply is the status as the rebuild starts (state "rebuilding"),
+            // taken before the thread runs: a small volume can be rebuilt before a
+            // status taken afterwards, and the caller is told what it started.
+            let started = status(shared);
             let worker = Arc::clone(shared);
             std::thread::Builder::new()
                 .name("rebuild".into())
                 .spawn(move || rebuild_online(&worker))
                 .map_err(|error| format!("could not start the rebuild thread: {error}"))?;
-            status(shared)
+            started
         }
         ControlRequest::Scrub { repair } => {
             let report = on_array(shared, |array| array.scrub(repair))?;
