@@ -275,7 +275,6 @@ def zoned(d):
              'sparing_range_cylinders = 1', '']
     sizes = [(hi - lo + 1) * d['surfaces'] * spt for (lo, hi), spt in zip(bounds, spts)]
     slips = drawn_slips(d, sizes)
-    cap = 0
     for (lo, hi), spt, zone_slips in zip(bounds, spts, slips):
         lines += ['[[layout.zones]]', f"first_cylinder = {lo}", f"last_cylinder = {hi}",
                   f"sectors_per_track = {spt}",
@@ -284,8 +283,7 @@ def zoned(d):
         if zone_slips:
             lines += [f"slips = [{', '.join(map(str, zone_slips))}]"]
         lines += ['']
-        cap += (hi - lo + 1) * d['surfaces'] * spt
-    return lines, cyl, cap, spts
+    return lines, cyl, sum(sizes), spts
 
 def drawn_slips(d, zone_sectors):
     """Slipped primary defects per zone (zone-relative physical sectors, sorted): as

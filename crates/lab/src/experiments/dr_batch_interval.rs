@@ -202,7 +202,7 @@ fn whole_rto_reading(r: &PointReport, paper: f64) -> String {
     } else {
         format!(
             "{reading}. {}",
-            dr::table3_against_maxima(r.rto_s, r.apply_budget_s)
+            dr::maxima_against_table3(r.rto_s, r.apply_budget_s)
         )
     }
 }

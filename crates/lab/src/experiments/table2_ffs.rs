@@ -277,7 +277,11 @@ impl Experiment for Table2Ffs {
             data,
             figure,
             claims: [
-                claims(&scans, &diffs),
+                claims(
+                    &scans,
+                    &diffs,
+                    crate::drives::revolution(&testbed::atlas10k_spec()?).as_ms_f64(),
+                ),
                 head_claims(&heads),
                 writes::claims(&copies, &postmarks),
             ]
