@@ -51,7 +51,8 @@
 //!
 //! Not scaled: the workload is `ext2-streams`' and every stream count is run (no
 //! coarser step); the seven runs (three volumes at two elevator depths, and the
-//! evidence run) take about 280 s of one core. `MAX_STREAMS` only bounds a run that never reaches 3 s.
+//! evidence run) take about 280 s of one core. `MAX_STREAMS` only bounds a run
+//! that never reaches 3 s.
 //! The track-aligned members run with their prefetch off, as `raid5-bonnie`
 //! builds them (`raid5_fs::drive_options`; §2.5: "for subsequent experiments,
 //! we disabled disk firmware prefetch for track-aligned accesses").
@@ -534,12 +535,12 @@ fn cache_sentence(measured: &[Measured], large_cache: &Measured, counts: [usize;
          stripes of read-ahead in the cache (the stripe it reads and the next), and near \
          the knee the streams' read-ahead outgrows it: {:.0} MB of the track-aligned \
          RAID-5's read-ahead ({:.1}% of the {:.0} MB it read) was evicted before a \
-         stream read it, to be read again when the stream got there (conventional: \
-         {:.0} MB, four-track window: {:.0} MB). With a {} GB cache, which keeps every \
-         read-ahead until it is read ({:.0} MB evicted unread), the track-aligned \
-         RAID-5 starts {large} streams instead of {}: a scaling of {:.2}× against the \
-         same conventional run. The paper's 2 GB of RAM is the same bound (less the \
-         kernel's share), so its track-aligned RAID-5 faced it too.",
+         stream read it, and read again when its stream reached it (conventional: \
+         {:.0} MB, four-track window: {:.0} MB). With a {} GB cache ({:.0} MB of \
+         read-ahead evicted unread), the track-aligned RAID-5 starts {large} streams \
+         instead of {}: a scaling of {:.2}× against the same conventional run. The \
+         paper ran with 2 GB of RAM (less the kernel's share), so a track-aligned \
+         read-ahead as large as this one met the same bound there.",
         aligned.evicted_unread_mb(),
         100.0 * aligned.evicted_unread_mb() / aligned.read_mb().max(1e-9),
         aligned.read_mb(),
