@@ -177,6 +177,9 @@ pub struct StreamReport {
     /// Requests in flight integrated over time (request-nanoseconds), for the
     /// time-average queue: `in_flight_integral / ended`.
     pub in_flight_integral: u128,
+    /// Pages read into the cache and evicted before any stream read them:
+    /// read-ahead the cache could not hold until it was wanted.
+    pub evicted_unread_pages: u64,
 }
 
 impl StreamReport {
@@ -247,6 +250,9 @@ pub struct Streams<'a> {
     /// When the in-flight count last changed (for its time integral).
     in_flight_since: Nanoseconds,
     gave_up: bool,
+    /// Pages read in that no stream has read yet (for `evicted_unread_pages`);
+    /// bounded by the cache, since an evicted page leaves it.
+    unread: HashSet<u64>,
     report: StreamReport,
 }
 
@@ -272,6 +278,7 @@ impl<'a> Streams<'a> {
             metadata_waiters: HashMap::new(),
             in_flight_since: Nanoseconds::ZERO,
             gave_up: false,
+            unread: HashSet::new(),
             report: StreamReport::default(),
         }
     }
@@ -418,6 +425,7 @@ impl<'a> Streams<'a> {
         let mut missing = HashSet::new();
         for index in cursor..cursor + step {
             if self.setup.cache.access(Streams::key(index)) {
+                self.unread.remove(&index);
                 continue;
             }
             if !self.pending.contains(&index) {
@@ -537,12 +545,22 @@ impl<D: BlockDevice> Host<D> for Streams<'_> {
         for index in pages {
             self.pending.remove(&index);
             // Read pages are clean: the cache can always make room for them.
-            let _ = self.setup.cache.insert(Streams::key(index));
+            let key = Streams::key(index);
+            if !self.setup.cache.contains(key) {
+                self.unread.insert(index);
+            }
+            let evicted = self.setup.cache.insert(key).unwrap_or_default();
+            for page in evicted {
+                if page.file == key.file && self.unread.remove(&page.index) {
+                    self.report.evicted_unread_pages += 1;
+                }
+            }
             for k in self.waiters.remove(&index).unwrap_or_default() {
                 let stream = &mut self.streams[k];
                 if stream.state == StreamState::Waiting && stream.missing.remove(&index) {
                     // Copied to the reader as it arrives.
                     let _ = self.setup.cache.access(Streams::key(index));
+                    self.unread.remove(&index);
                     if index == stream.first_page {
                         self.page_seen(k, now);
                     }

@@ -4,7 +4,7 @@
 //! a tiny give-up limit) stops adding streams at the first one over the limit;
 //! a call larger than the read-ahead window waits for the disk once per
 //! window, as Linux serves it, and its first byte comes no later than its
-//! return.
+//! return; read-ahead the cache cannot hold until it is read is counted.
 
 use spinstack_disk::drive::{Drive, DriveOptions};
 use spinstack_fs::cache::{PageCache, Replacement};
@@ -14,6 +14,9 @@ use spinstack_fs::{Allocator, AllocatorConfig};
 use spinstack_sim::driver::run;
 use spinstack_sim::engine::{Engine, EngineOptions};
 use spinstack_sim::units::Nanoseconds;
+
+/// The cache of most tests: 16 MB, far more than their streams read ahead.
+const CACHE_BYTES: u64 = 16 << 20;
 
 fn streams(max_streams: usize, give_up_ms: u64, seed: u64) -> StreamReport {
     streams_of(max_streams, give_up_ms, seed, 16, Pacing::FixedRate)
@@ -25,6 +28,24 @@ fn streams_of(
     seed: u64,
     read_pages: u64,
     pacing: Pacing,
+) -> StreamReport {
+    streams_cached(
+        max_streams,
+        give_up_ms,
+        seed,
+        read_pages,
+        pacing,
+        CACHE_BYTES,
+    )
+}
+
+fn streams_cached(
+    max_streams: usize,
+    give_up_ms: u64,
+    seed: u64,
+    read_pages: u64,
+    pacing: Pacing,
+    cache_bytes: u64,
 ) -> StreamReport {
     let spec = spinstack_disk::catalog::get("maxtor10kv-czk").expect("built-in drive");
     let drive = Drive::new(&spec, DriveOptions::default()).expect("valid drive");
@@ -43,7 +64,7 @@ fn streams_of(
         runs: &runs,
         indirect: None,
         policy: Policy::linux_default(),
-        cache: PageCache::new(16 << 20, 4096, Replacement::ActiveInactive).unwrap(),
+        cache: PageCache::new(cache_bytes, 4096, Replacement::ActiveInactive).unwrap(),
         elevator: None,
     };
     let workload = StreamWorkload {
@@ -103,4 +124,23 @@ fn a_call_larger_than_the_window_waits_once_per_window() {
     // The first stream found nothing in flight; each wait had its own request.
     assert_eq!(report.startups[0].queued_at_start, 0, "seed {seed}");
     assert!(report.requests >= 3 * 3, "seed {seed}: {}", report.requests);
+}
+
+// Proves `evicted_unread_pages` counts read-ahead the cache lets go before a
+// stream reads it (raid5-streams reports it): none when the cache holds
+// every stream's windows, some when twenty streams' 128 KB ahead windows
+// share a 256 KB cache, and never more than the pages read.
+#[test]
+fn read_ahead_evicted_before_it_is_read_is_counted() {
+    let seed = 5;
+    let roomy = streams_of(20, 3000, seed, 125, Pacing::SleepAfterCall);
+    assert_eq!(roomy.evicted_unread_pages, 0, "seed {seed}: {roomy:?}");
+    let tight = streams_cached(20, 3000, seed, 125, Pacing::SleepAfterCall, 256 << 10);
+    assert!(tight.evicted_unread_pages > 0, "seed {seed}: {tight:?}");
+    let pages_read = tight.sectors / 8;
+    assert!(
+        tight.evicted_unread_pages <= pages_read,
+        "seed {seed}: {} evicted of {pages_read} read",
+        tight.evicted_unread_pages
+    );
 }

@@ -10,8 +10,8 @@
 //! ratios and standard deviations (differences of two measured means, so they move
 //! more), ±5% or an absolute bound where the number is a small difference or near
 //! zero. A change that moves one past its band updates the pin here, in the same
-//! commit, saying why. All of them together take about four minutes in release mode
-//! on two cores (raid5-streams alone about two).
+//! commit, saying why. All of them together take about five minutes in release mode
+//! on two cores (raid5-streams alone about two and a half).
 //!
 //! What moved the pins, branch by branch, and why: `tests/pinned/HISTORY.md`.
 
