@@ -33,12 +33,12 @@ pub fn metadata_key(block: BlockNumber) -> PageKey {
 }
 
 /// Puts indirect block `block` in `cache` as a clean page (read in, or left by
-/// the file's writer). Clean pages make room for it; only a cache whose every
-/// page is dirty could refuse, which the read-only scans and streams never
-/// leave, and a refused block would be fetched again by the next read that
-/// needs it, never assumed mapped.
-pub fn cache_block(cache: &mut PageCache, block: BlockNumber) {
-    let _ = cache.insert(metadata_key(block));
+/// the file's writer) and returns the pages evicted to make room. Clean pages
+/// make room for it; only a cache whose every page is dirty could refuse, which
+/// the read-only scans and streams never leave, and a refused block would be
+/// fetched again by the next read that needs it, never assumed mapped.
+pub fn cache_block(cache: &mut PageCache, block: BlockNumber) -> Vec<PageKey> {
+    cache.insert(metadata_key(block)).unwrap_or_default()
 }
 
 /// A file's indirect blocks as a reader needs them: the layout and the blocks

@@ -205,6 +205,10 @@ impl StreamReport {
     }
 }
 
+/// The streams' one file, as the cache knows it (its indirect blocks are
+/// `indirect::METADATA_FILE`'s pages).
+const STREAM_FILE: FileId = FileId(0);
+
 /// Wake-up token of the next stream's arrival (stream wake-ups are their index).
 const ARRIVAL: u64 = u64::MAX;
 
@@ -289,7 +293,7 @@ impl<'a> Streams<'a> {
 
     fn key(index: u64) -> PageKey {
         PageKey {
-            file: FileId(0),
+            file: STREAM_FILE,
             index,
         }
     }
@@ -458,6 +462,17 @@ impl<'a> Streams<'a> {
         Ok(false)
     }
 
+    /// Counts the file's pages among `evicted` that no stream had read
+    /// (`evicted_unread_pages`); every insert into the cache reports here, so
+    /// `unread` never holds a page the cache let go.
+    fn count_evicted(&mut self, evicted: &[PageKey]) {
+        for page in evicted {
+            if page.file == STREAM_FILE && self.unread.remove(&page.index) {
+                self.report.evicted_unread_pages += 1;
+            }
+        }
+    }
+
     /// Stream `k`'s first page is cached at `now`.
     fn page_seen(&mut self, k: usize, now: Nanoseconds) {
         let stream = &mut self.streams[k];
@@ -550,11 +565,7 @@ impl<D: BlockDevice> Host<D> for Streams<'_> {
                 self.unread.insert(index);
             }
             let evicted = self.setup.cache.insert(key).unwrap_or_default();
-            for page in evicted {
-                if page.file == key.file && self.unread.remove(&page.index) {
-                    self.report.evicted_unread_pages += 1;
-                }
-            }
+            self.count_evicted(&evicted);
             for k in self.waiters.remove(&index).unwrap_or_default() {
                 let stream = &mut self.streams[k];
                 if stream.state == StreamState::Waiting && stream.missing.remove(&index) {

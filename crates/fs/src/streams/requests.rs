@@ -121,7 +121,8 @@ impl Streams<'_> {
         block: BlockNumber,
         io: &mut Io<'_, D>,
     ) -> Result<(), EngineError> {
-        cache_block(&mut self.setup.cache, block);
+        let evicted = cache_block(&mut self.setup.cache, block);
+        self.count_evicted(&evicted);
         for k in self.metadata_waiters.remove(&block).unwrap_or_default() {
             if self.gave_up || self.streams[k].state != StreamState::Mapping {
                 continue;
