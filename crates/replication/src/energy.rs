@@ -147,6 +147,20 @@ pub fn log_drive_watts(
     ))
 }
 
+/// The power-aware data drives' mean watts at which the secondary's power,
+/// power-aware over conventional, is `normalized`: [`normalized_power`] solved
+/// for its `aware_data_watts` (how far a run's data drives are from a target).
+pub fn aware_data_watts_for(
+    configuration: &StorageConfiguration,
+    normalized: f64,
+    conventional_data_watts: f64,
+    log_watts: f64,
+) -> f64 {
+    let share = configuration.data_share;
+    let log = (1.0 - share) * log_watts;
+    (normalized * (share * conventional_data_watts + log) - log) / share
+}
+
 /// Secondary power, power-aware over conventional, with `log_watts` per log drive.
 pub fn normalized_power(
     configuration: &StorageConfiguration,

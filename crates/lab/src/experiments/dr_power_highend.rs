@@ -96,9 +96,20 @@ impl Experiment for DrPowerHighend {
     }
 }
 
+/// §4: "85% of the power could be conserved totally in the secondary-site
+/// storage" with the 512 MB window; the band around it, in percentage points.
+const PAPER_SAVED_PERCENT: f64 = 85.0;
+const SAVED_TOLERANCE_POINTS: f64 = 5.0;
+
 /// Why a power-saved figure is what it is, from the run: the speed-up, the plan,
-/// the measured batches, and the saving's ceiling (data drives always in standby).
-pub(crate) fn saving_evidence(r: &PointReport, paper_speedup: f64) -> String {
+/// the measured batches, the saving's ceiling (data drives always in standby),
+/// and what the data drives would have to average for `target_saved_percent`
+/// (the claim band's edge).
+pub(crate) fn saving_evidence(
+    r: &PointReport,
+    paper_speedup: f64,
+    target_saved_percent: f64,
+) -> String {
     let ceiling = 100.0
         * (1.0
             - spinstack_replication::energy::normalized_power(
@@ -132,7 +143,8 @@ pub(crate) fn saving_evidence(r: &PointReport, paper_speedup: f64) -> String {
          meanwhile) at {} × R_gen. The data drives average {:.2} W against {:.2} W conventional. \
          Even data drives always in standby ({:.2} W; the log drives stay on at {:.1} W) would \
          save {ceiling:.1}%: the paper's 85% needs nearly all of the batch interval asleep, the \
-         R_apl/R_gen that Table 3's 2,150 s implies by §3.1's formula (see dr-batch-interval).",
+         R_apl/R_gen that Table 3's 2,150 s implies by §3.1's formula (see dr-batch-interval). \
+         {}",
         dr::window_label(r.window_bytes),
         r.calibrated_r_apl_per_s / r.r_gen_per_s,
         dr::search_evidence(r),
@@ -145,6 +157,36 @@ pub(crate) fn saving_evidence(r: &PointReport, paper_speedup: f64) -> String {
         r.data_watts_conventional,
         r.standby_watts,
         r.log_watts,
+        target_evidence(r, interval, target_saved_percent),
+    )
+}
+
+/// What `target_saved_percent` asks of the data drives: the mean watts it needs
+/// against the run's, and the batch interval that would give them if each batch
+/// cost the energy above standby it costs now (a lower bound: a longer interval
+/// has more log to apply per batch).
+fn target_evidence(r: &PointReport, interval_s: f64, target_saved_percent: f64) -> String {
+    let Some(aware) = r.data_watts_power_aware else {
+        return String::new();
+    };
+    let needed = spinstack_replication::energy::aware_data_watts_for(
+        &spinstack_replication::energy::P5_595,
+        1.0 - target_saved_percent / 100.0,
+        r.data_watts_conventional,
+        r.log_watts,
+    );
+    let above_standby = aware - r.standby_watts;
+    let allowed = needed - r.standby_watts;
+    if allowed <= 0.0 || above_standby <= allowed {
+        return String::new();
+    }
+    format!(
+        "{target_saved_percent:.0}% saved needs the data drives to average {needed:.2} W (ours \
+         {aware:.2} W): their power above standby {:.0}% lower, which at each batch's present \
+         energy above standby means a batch interval of about {:.0} s instead of \
+         {interval_s:.0} s (a lower bound: a longer interval has more log to apply per batch).",
+        100.0 * (1.0 - allowed / above_standby),
+        interval_s * above_standby / allowed,
     )
 }
 
@@ -210,11 +252,15 @@ fn claims(all: &[(u32, Vec<PointReport>)]) -> Vec<Claim> {
                 &format!("W = {w}, 512 MB window, RTO 100 s: secondary power saved"),
                 SOURCE,
                 "%",
-                85.0,
+                PAPER_SAVED_PERCENT,
                 saved,
-                Tolerance::Absolute(5.0),
+                Tolerance::Absolute(SAVED_TOLERANCE_POINTS),
             )
-            .explain_if_missed(saving_evidence(best, dr::paper_max_speedup(w))),
+            .explain_if_missed(saving_evidence(
+                best,
+                dr::paper_max_speedup(w),
+                PAPER_SAVED_PERCENT - SAVED_TOLERANCE_POINTS,
+            )),
         );
     }
     let refused_30 = all
