@@ -251,7 +251,7 @@ fn print_report(r: &PointReport) {
     );
     println!(
         "plan search: windows applied back to back give R_apl/R_gen {:.2}; {} plans simulated{}",
-        r.calibrated_r_apl_per_s / r.r_gen_per_s,
+        r.back_to_back_speedup(),
         r.plan_simulations,
         match (r.failing_speedup, r.failing_reason.as_deref()) {
             (Some(s), Some(why)) =>

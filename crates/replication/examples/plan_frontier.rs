@@ -99,7 +99,7 @@ fn print_search(r: &PointReport, took: std::time::Duration) {
          T_wnd {:.0} s, measured apply {:.1} s, worst recovery {:.1} s, {} violations, saved \
          {:.1}%{} ({took:.1?})",
         r.apply_speedup,
-        r.calibrated_r_apl_per_s / r.r_gen_per_s,
+        r.back_to_back_speedup(),
         r.plan_simulations,
         r.failing_speedup,
         r.failing_reason.as_deref().unwrap_or("-"),

@@ -136,6 +136,14 @@ pub struct PointReport {
     pub log_drive: DriveEnergy,
 }
 
+impl PointReport {
+    /// R_apl/R_gen of full windows applied back to back: the highest speed-up
+    /// any plan for this point may assume (`calibrated_r_apl_per_s`).
+    pub fn back_to_back_speedup(&self) -> f64 {
+        self.calibrated_r_apl_per_s / self.r_gen_per_s
+    }
+}
+
 fn standby_penalties(
     site: &Site,
     level: StandbyLevel,

@@ -152,7 +152,7 @@ fn interval_evidence(r: &PointReport, mb: u64, paper: f64, implied: f64) -> Stri
          spin-down). The paper's {paper} s means s ≈ {implied:.1}; windows of {mb} MB applied back \
          to back give s = {:.2}.",
         r.apply_budget_s,
-        r.calibrated_r_apl_per_s / r.r_gen_per_s,
+        r.back_to_back_speedup(),
     );
     let head = format!("{head} {}", whole_rto_reading(r, paper));
     match &r.plan_refused {
@@ -183,7 +183,7 @@ fn interval_evidence(r: &PointReport, mb: u64, paper: f64, implied: f64) -> Stri
 /// no failover simulated): the speed-up the paper's interval then implies, and
 /// the interval our back-to-back speed-up would give.
 fn whole_rto_reading(r: &PointReport, paper: f64) -> String {
-    let back_to_back = r.calibrated_r_apl_per_s / r.r_gen_per_s;
+    let back_to_back = r.back_to_back_speedup();
     let ours = interval_ratio(back_to_back) * r.rto_s;
     let off = ours / paper - 1.0;
     let reading = format!(

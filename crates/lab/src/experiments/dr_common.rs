@@ -173,7 +173,7 @@ pub fn backlog_mb(r: &PointReport) -> f64 {
 /// How the plan was found, from the run: the search's result, its range, its
 /// simulations and the plan nearest beyond it that failed, with why.
 pub fn search_evidence(r: &PointReport) -> String {
-    let max = r.calibrated_r_apl_per_s / r.r_gen_per_s;
+    let max = r.back_to_back_speedup();
     let failed = match (r.failing_speedup, r.failing_reason.as_deref()) {
         (Some(s), Some(why)) => format!(
             "the next longer interval tried, {:.0} s at s = {s:.2}, failed: {why}",

@@ -107,7 +107,7 @@ impl Experiment for DrPgbench {
             data.push(vec![
                 dr::window_label(r.window_bytes).into(),
                 r.apply_speedup.into(),
-                (r.calibrated_r_apl_per_s / r.r_gen_per_s).into(),
+                r.back_to_back_speedup().into(),
                 r.records_kept_by_compaction.into(),
                 r.batch_interval_s.unwrap_or(f64::NAN).into(),
                 r.normalized_power.unwrap_or(f64::NAN).into(),
@@ -117,7 +117,7 @@ impl Experiment for DrPgbench {
                 r.plan_refused.clone().unwrap_or_default().into(),
             ]);
             let window_mb = r.window_bytes.map_or(0.0, |b| b as f64 / dr::MB as f64);
-            speedups.push((window_mb, r.calibrated_r_apl_per_s / r.r_gen_per_s));
+            speedups.push((window_mb, r.back_to_back_speedup()));
             if let Some(p) = r.normalized_power {
                 plot.push((window_mb, p));
             }
@@ -134,7 +134,7 @@ impl Experiment for DrPgbench {
             .fold(0.0, f64::max);
         // The fastest the applier went: windows applied back to back (a refused
         // plan's R_apl is only the last plan the search tried).
-        let back_to_back = |r: &PointReport| r.calibrated_r_apl_per_s / r.r_gen_per_s;
+        let back_to_back = PointReport::back_to_back_speedup;
         let fastest = reports
             .iter()
             .max_by(|a, b| back_to_back(a).total_cmp(&back_to_back(b)))

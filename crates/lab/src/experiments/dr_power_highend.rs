@@ -146,7 +146,7 @@ pub(crate) fn saving_evidence(
          R_apl/R_gen that Table 3's 2,150 s implies by §3.1's formula (see dr-batch-interval). \
          {}",
         dr::window_label(r.window_bytes),
-        r.calibrated_r_apl_per_s / r.r_gen_per_s,
+        r.back_to_back_speedup(),
         dr::search_evidence(r),
         r.apply_time_s.unwrap_or(f64::NAN),
         r.measured_apply_time_s.unwrap_or(f64::NAN),
@@ -226,7 +226,7 @@ fn table(all: &[(u32, Vec<PointReport>)]) -> DataTable {
                 dr::window_label(r.window_bytes).into(),
                 r.rto_s.into(),
                 r.apply_speedup.into(),
-                (r.calibrated_r_apl_per_s / r.r_gen_per_s).into(),
+                r.back_to_back_speedup().into(),
                 r.batch_interval_s.unwrap_or(f64::NAN).into(),
                 r.normalized_power.unwrap_or(f64::NAN).into(),
                 dr::saved_percent(r).unwrap_or(f64::NAN).into(),

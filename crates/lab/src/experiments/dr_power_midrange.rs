@@ -73,7 +73,7 @@ impl Experiment for DrPowerMidrange {
                     (*name).into(),
                     mb.into(),
                     r.apply_speedup.into(),
-                    (r.calibrated_r_apl_per_s / r.r_gen_per_s).into(),
+                    r.back_to_back_speedup().into(),
                     r.batch_interval_s.unwrap_or(f64::NAN).into(),
                     r.normalized_power.unwrap_or(f64::NAN).into(),
                     saved.unwrap_or(f64::NAN).into(),
@@ -211,7 +211,7 @@ fn non_spinning_evidence(reports: &[PointReport]) -> String {
          at {} × R_gen (the slowest batch), the windows after them at {} × R_gen. The paper's \
          model makes recovery time proportional to the unapplied log (§3.1, footnote 1).",
         dr::window_label(r.window_bytes),
-        r.calibrated_r_apl_per_s / r.r_gen_per_s,
+        r.back_to_back_speedup(),
         dr::search_evidence(r),
         r.batch_interval_s.unwrap_or(f64::NAN),
         r.measured_apply_time_s.unwrap_or(f64::NAN),
