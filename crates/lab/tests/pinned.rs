@@ -446,17 +446,19 @@ const PINS: &[(&str, &[Pin])] = &[
             pin_absolute("low-rpm (17 s + 17 s transitions) refused", 1.0, 0.0),
         ],
     ),
-    // A real PostgreSQL run: its WAL differs from run to run (timing, autovacuum),
-    // so the bands are wider than the simulated experiments'; skipped where
-    // PostgreSQL cannot run. Windows are the paper's fractions of the buffer pool
-    // (1, 4, 16 MB of 16 MB) and pgbench runs until its WAL fills the largest
-    // twice (see HISTORY.md): best R_apl/R_gen 19.26 to 19.56 and saving 78.9% to
-    // 79.0% in five runs here.
+    // A real PostgreSQL run, skipped where PostgreSQL cannot run. pgbench runs with
+    // the experiment's seed and autovacuum off, so its WAL is the same from run to
+    // run but for a few records (two block references of 464,600 differed between
+    // two runs here); a plan at exactly R_apl/R_gen 2 (the 1 MB window) may stand
+    // in one run and not in another. Windows are the paper's fractions of the
+    // buffer pool (1, 4, 16 MB of 16 MB) and pgbench runs until its WAL fills the
+    // largest twice (see HISTORY.md): best R_apl/R_gen 19.046 and saving 79.03%,
+    // alone and beside other work.
     (
         "dr-pgbench",
         &[
-            pin("pgbench WAL: best R_apl/R_gen", 19.4, 0.1),
-            pin_absolute("secondary power saved on a pgbench WAL", 79.0, 2.0),
+            pin("pgbench WAL: best R_apl/R_gen", 19.05, 0.05),
+            pin_absolute("secondary power saved on a pgbench WAL", 79.03, 1.0),
             pin_absolute("failover trials missing the RTO", 0.0, 0.5),
         ],
     ),

@@ -81,7 +81,7 @@ impl Experiment for DrPgbench {
         } else {
             (PGBENCH_CHUNK_TRANSACTIONS, min_wal_bytes())
         };
-        let dump = match dump_wal(transactions, min_wal) {
+        let dump = match dump_wal(transactions, min_wal, context.seed) {
             Ok(text) => text,
             Err(Dump::Unavailable(why)) => {
                 eprintln!("SKIP: dr-pgbench: {why}");
@@ -395,7 +395,7 @@ enum Dump {
     Failed(String),
 }
 
-fn dump_wal(transactions: u32, min_wal_bytes: u64) -> Result<String, Dump> {
+fn dump_wal(transactions: u32, min_wal_bytes: u64, seed: u64) -> Result<String, Dump> {
     let script = concat!(env!("CARGO_MANIFEST_DIR"), "/../../tools/pgbench-wal.sh");
     if !std::path::Path::new(script).exists() {
         return Err(Dump::Unavailable(format!("{script} not found")));
@@ -407,6 +407,8 @@ fn dump_wal(transactions: u32, min_wal_bytes: u64) -> Result<String, Dump> {
         .arg(transactions.to_string())
         .arg(PGBENCH_SCALE.to_string())
         .arg(min_wal_bytes.to_string())
+        // pgbench takes an unsigned 32-bit seed.
+        .arg((seed % (1 << 32)).to_string())
         .output()
         .map_err(|e| Dump::Unavailable(format!("running {script}: {e}")))?;
     if !result.status.success() {
