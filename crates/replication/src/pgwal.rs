@@ -32,7 +32,11 @@
 //!
 //! Bad input is an error naming the line and what was wrong with it (a dump whose
 //! last line has no line end was cut short and is refused); lines that
-//! `pg_waldump` writes about itself (`pg_waldump: ...`) and blank lines are skipped.
+//! `pg_waldump` writes about itself (`pg_waldump: ...`) and blank lines are skipped,
+//! and so is the note it prints before the first record when its start is not a
+//! record's (`first record is after 0/4600000, at 0/4601698, skipping over 5784
+//! bytes`: `pg_waldump -p pg_wal` with no start LSN prints it); that note anywhere
+//! after the first record is an error.
 
 use crate::log::{LogRecord, Lsn, PageId, RecordId, RecordKind};
 use std::collections::{BTreeMap, HashMap};
@@ -206,6 +210,14 @@ fn parse_line(line: &str) -> Result<Parsed, String> {
     })
 }
 
+/// `pg_waldump`'s note that it skipped to the first whole record (its
+/// `first record is after %X/%X, at %X/%X, skipping over %u bytes`).
+fn is_start_note(line: &str) -> bool {
+    line.starts_with("first record is after ")
+        && line.contains(", at ")
+        && line.contains(", skipping over ")
+}
+
 /// Read a dump (`source_name` names it in errors).
 pub fn parse(source_name: &str, text: &str) -> Result<WalLog, WalError> {
     let mut parsed = Vec::new();
@@ -229,6 +241,9 @@ pub fn parse(source_name: &str, text: &str) -> Result<WalLog, WalError> {
     for (index, line) in text.lines().enumerate() {
         let trimmed = line.trim();
         if trimmed.is_empty() || trimmed.starts_with("pg_waldump:") {
+            continue;
+        }
+        if parsed.is_empty() && is_start_note(trimmed) {
             continue;
         }
         let record = parse_line(trimmed).map_err(|problem| WalError::Line {

@@ -148,6 +148,27 @@ fn bad_lines_are_named() {
     assert!(matches!(parse("empty", ""), Err(WalError::Empty { .. })));
 }
 
+// Proves pg_waldump's own note that it skipped to the first whole record (what
+// `pg_waldump -p pg_wal` prints when its start is mid-record) is read past before
+// the first record, and is an error after it, where it cannot come from
+// pg_waldump. Regression: a dump of 100,000 pgbench transactions began with it
+// and was refused as "not a `rmgr:` record line" (issue 10's `--log pg:FILE`).
+#[test]
+fn start_note_before_the_first_record_is_skipped() {
+    let note = "first record is after 0/4600000, at 0/4601698, skipping over 5784 bytes\n";
+    let with_note = format!("{note}{SAMPLE}");
+    assert_eq!(
+        parse("dump.txt", &with_note).expect("parses"),
+        parse("dump.txt", SAMPLE).expect("parses")
+    );
+    let late = format!("{SAMPLE}{note}");
+    let error = parse("dump.txt", &late).unwrap_err();
+    assert!(
+        error.to_string().starts_with("dump.txt:6: not a `rmgr:`"),
+        "{error}"
+    );
+}
+
 proptest! {
     // Proves arbitrary text never panics the reader.
     #[test]

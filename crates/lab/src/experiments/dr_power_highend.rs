@@ -157,36 +157,7 @@ pub(crate) fn saving_evidence(
         r.data_watts_conventional,
         r.standby_watts,
         r.log_watts,
-        target_evidence(r, interval, target_saved_percent),
-    )
-}
-
-/// What `target_saved_percent` asks of the data drives: the mean watts it needs
-/// against the run's, and the batch interval that would give them if each batch
-/// cost the energy above standby it costs now (a lower bound: a longer interval
-/// has more log to apply per batch).
-fn target_evidence(r: &PointReport, interval_s: f64, target_saved_percent: f64) -> String {
-    let Some(aware) = r.data_watts_power_aware else {
-        return String::new();
-    };
-    let needed = spinstack_replication::energy::aware_data_watts_for(
-        &spinstack_replication::energy::P5_595,
-        1.0 - target_saved_percent / 100.0,
-        r.data_watts_conventional,
-        r.log_watts,
-    );
-    let above_standby = aware - r.standby_watts;
-    let allowed = needed - r.standby_watts;
-    if allowed <= 0.0 || above_standby <= allowed {
-        return String::new();
-    }
-    format!(
-        "{target_saved_percent:.0}% saved needs the data drives to average {needed:.2} W (ours \
-         {aware:.2} W): their power above standby {:.0}% lower, which at each batch's present \
-         energy above standby means a batch interval of about {:.0} s instead of \
-         {interval_s:.0} s (a lower bound: a longer interval has more log to apply per batch).",
-        100.0 * (1.0 - allowed / above_standby),
-        interval_s * above_standby / allowed,
+        dr::target_evidence(r, interval, target_saved_percent),
     )
 }
 
