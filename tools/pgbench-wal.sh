@@ -13,7 +13,7 @@
 # timer (no block references, so no records for the study). With autovacuum on,
 # when its passes fall among the transactions depends on the machine's load:
 # dr-pgbench's R_apl/R_gen was 19.3-19.6 alone and 29.4 beside reproduce --all's
-# other work; with it off, 19.05 in both. Runs as an unprivileged user
+# other work; with it off, the same alone and beside other work. Runs as an unprivileged user
 # (nobody) when started as root. Exits 77 (skip) with a message on stderr when
 # PostgreSQL is not installed or will not start; exits 1 with a message when
 # pg_waldump gives no records (never an empty dump).
@@ -48,20 +48,25 @@ as "$bin/pg_ctl" -D "$dir/data" -l "$dir/server.log" -w \
     -o "-k $dir -p $port -c listen_addresses='' -c shared_buffers=16MB -c checkpoint_timeout=1d -c max_wal_size=16GB -c fsync=off -c synchronous_commit=off -c autovacuum=off" start >/dev/null \
     || { echo "SKIP: the server did not start: $(tail -n 3 "$dir/server.log")" >&2; exit 77; }
 as "$bin/pgbench" -h "$dir" -p "$port" -U postgres -i -s "$scale" postgres >"$dir/init.log" 2>&1
-start_lsn=$(sql "select pg_current_wal_lsn()")
+# Insert positions, not write positions: with synchronous_commit off the WAL
+# writer trails the commits, so the write position would cut the last ones off.
+start_lsn=$(sql "select pg_current_wal_insert_lsn()")
 as "$bin/pgbench" -h "$dir" -p "$port" -U postgres -M prepared --random-seed="$seed" -t "$transactions" -c 1 postgres >"$dir/bench.log" 2>&1
 runs=1
 if [ "$min_wal_bytes" -gt 0 ]; then
     if [ -z "$start_lsn" ]; then
-        echo "pg_current_wal_lsn() gave no start LSN: cannot measure the WAL against $min_wal_bytes bytes" >&2
+        echo "pg_current_wal_insert_lsn() gave no start LSN: cannot measure the WAL against $min_wal_bytes bytes" >&2
         exit 1
     fi
-    while [ "$(sql "select pg_wal_lsn_diff(pg_current_wal_lsn(), '$start_lsn')::bigint")" -lt "$min_wal_bytes" ]; do
+    while [ "$(sql "select pg_wal_lsn_diff(pg_current_wal_insert_lsn(), '$start_lsn')::bigint")" -lt "$min_wal_bytes" ]; do
         as "$bin/pgbench" -h "$dir" -p "$port" -U postgres -n -M prepared --random-seed="$((seed + runs))" -t "$transactions" -c 1 postgres >>"$dir/bench.log" 2>&1
         runs=$((runs + 1))
     done
 fi
-end_lsn=$(sql "select pg_current_wal_lsn()")
+end_lsn=$(sql "select pg_current_wal_insert_lsn()")
+# A segment switch writes every record before it out to the segment files, where
+# pg_waldump reads them (no checkpoint, which could recycle the first segments).
+sql "select pg_switch_wal()" >/dev/null
 # Dump before stopping: the shutdown checkpoint recycles the segments behind it,
 # and no checkpoint runs during the benchmark (checkpoint_timeout and
 # max_wal_size above), so every segment from start_lsn on is still there.

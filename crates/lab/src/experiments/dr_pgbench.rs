@@ -34,7 +34,7 @@ pub struct DrPgbench;
 /// pgbench's scale factor: s branches, 10 s tellers and 100,000 s accounts.
 const PGBENCH_SCALE: u32 = 4;
 /// pgbench runs this many transactions (one client) at a time until the WAL is
-/// long enough ([`min_wal_bytes`]).
+/// long enough (the largest window twice over after the warm-up tenth).
 pub const PGBENCH_CHUNK_TRANSACTIONS: u32 = 10_000;
 /// The cluster's shared_buffers (the script's), the primary's buffer pool here.
 const BUFFER_POOL_BYTES: u64 = 16 << 20;
