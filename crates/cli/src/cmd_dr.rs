@@ -213,10 +213,8 @@ fn run_study(args: StudyArgs) -> anyhow::Result<()> {
                 .with_context(|| format!("--log {source:?}: `tpcc` or `pg:FILE`"))?;
             let file = std::fs::File::open(&path)
                 .with_context(|| format!("opening {}", path.display()))?;
-            let wal = pgwal::parse_reader(
-                &path.display().to_string(),
-                std::io::BufReader::new(file),
-            )?;
+            let wal =
+                pgwal::parse_reader(&path.display().to_string(), std::io::BufReader::new(file))?;
             let workload = Workload::from_log(&config, wal.records, wal.pages);
             Site::measure_workload(config, spec, workload)?
         }

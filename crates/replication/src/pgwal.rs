@@ -329,7 +329,9 @@ pub fn parse_reader(source_name: &str, mut input: impl BufRead) -> Result<WalLog
         if !bytes.ends_with(b"\n") {
             // pg_waldump ends every line; a last line without its end was cut
             // short (and may still look like a complete record).
-            return Err(line_error("the dump ends in the middle of this line (truncated)"));
+            return Err(line_error(
+                "the dump ends in the middle of this line (truncated)",
+            ));
         }
         let Ok(text) = std::str::from_utf8(&bytes) else {
             return Err(line_error("not UTF-8 text"));
@@ -368,8 +370,8 @@ pub fn parse_reader(source_name: &str, mut input: impl BufRead) -> Result<WalLog
             let page = base[b.relation as usize] + b.block;
             let row = rows.row_of(page, index, p);
             records.push(LogRecord {
-                // Numbered in order below (records of one WAL record share its LSN).
-                lsn: Lsn(0),
+                // Numbered in order: the records of one WAL record share its LSN.
+                lsn: Lsn(records.len() as u64),
                 record: RecordId((page << 16) | (row & 0xffff)),
                 page: PageId(page),
                 bytes: share.max(1),
@@ -385,9 +387,6 @@ pub fn parse_reader(source_name: &str, mut input: impl BufRead) -> Result<WalLog
         return Err(WalError::Empty {
             source_name: source_name.to_string(),
         });
-    }
-    for (index, record) in records.iter_mut().enumerate() {
-        record.lsn = Lsn(index as u64);
     }
     Ok(WalLog {
         records,

@@ -199,7 +199,11 @@ fn bytes_that_are_not_text_and_failed_reads_are_named() {
     struct FailsAfterOneLine(usize);
     impl Read for FailsAfterOneLine {
         fn read(&mut self, out: &mut [u8]) -> std::io::Result<usize> {
-            let line = SAMPLE.split_inclusive('\n').next().expect("a line").as_bytes();
+            let line = SAMPLE
+                .split_inclusive('\n')
+                .next()
+                .expect("a line")
+                .as_bytes();
             if self.0 >= line.len() {
                 return Err(std::io::Error::other("the disk went away"));
             }
