@@ -211,9 +211,10 @@ fn run_study(args: StudyArgs) -> anyhow::Result<()> {
                 .strip_prefix("pg:")
                 .map(PathBuf::from)
                 .with_context(|| format!("--log {source:?}: `tpcc` or `pg:FILE`"))?;
-            let text = std::fs::read_to_string(&path)
-                .with_context(|| format!("reading {}", path.display()))?;
-            let wal = pgwal::parse(&path.display().to_string(), &text)?;
+            let file = std::fs::File::open(&path)
+                .with_context(|| format!("opening {}", path.display()))?;
+            let wal =
+                pgwal::parse_reader(&path.display().to_string(), std::io::BufReader::new(file))?;
             let workload = Workload::from_log(&config, wal.records, wal.pages);
             Site::measure_workload(config, spec, workload)?
         }

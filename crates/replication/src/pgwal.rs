@@ -30,8 +30,12 @@
 //! and deletes name the row of the version at their offset; records without an
 //! offset (pruning, multi-inserts) are one page-level row.
 //!
+//! A dump is read line by line ([`parse_reader`]); only the records that carry
+//! block references and the commits are kept until pages are numbered at the end.
+//!
 //! Bad input is an error naming the line and what was wrong with it (a dump whose
-//! last line has no line end was cut short and is refused); lines that
+//! last line has no line end was cut short and is refused, and so is a line that is
+//! not UTF-8); lines that
 //! `pg_waldump` writes about itself (`pg_waldump: ...`) and blank lines are skipped,
 //! and so is the note it prints before the first record when its start is not a
 //! record's (`first record is after 0/4600000, at 0/4601698, skipping over 5784
@@ -39,7 +43,8 @@
 //! after the first record is an error.
 
 use crate::log::{LogRecord, Lsn, PageId, RecordId, RecordKind};
-use std::collections::{BTreeMap, HashMap};
+use std::collections::HashMap;
+use std::io::BufRead;
 
 /// Why a dump could not be read.
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
@@ -53,6 +58,12 @@ pub enum WalError {
     },
     #[error("{source_name}: no WAL record with a block reference")]
     Empty { source_name: String },
+    #[error("{source_name}: reading after line {line}: {problem}")]
+    Read {
+        source_name: String,
+        line: usize,
+        problem: String,
+    },
 }
 
 /// A dump read into records.
@@ -67,22 +78,71 @@ pub struct WalLog {
 
 /// One block reference before pages are numbered.
 struct BlockRef {
-    /// Tablespace, database, relation, fork.
-    relation: (u64, u64, u64, String),
+    /// The relation's index in [`Relations`].
+    relation: u32,
     block: u64,
 }
 
+/// The relations (tablespace, database, relation, fork) block references name,
+/// each given an index as it is first seen, with the highest block seen in it.
+#[derive(Default)]
+struct Relations {
+    index: HashMap<(u64, u64, u64, usize), u32>,
+    forks: Vec<String>,
+    /// Per index: the relation (its fork as a name) and its highest block.
+    seen: Vec<((u64, u64, u64, String), u64)>,
+}
+
+impl Relations {
+    fn block(&mut self, ids: [u64; 3], fork: &str, block: u64) -> BlockRef {
+        let fork_id = match self.forks.iter().position(|f| f == fork) {
+            Some(at) => at,
+            None => {
+                self.forks.push(fork.to_string());
+                self.forks.len() - 1
+            }
+        };
+        let key = (ids[0], ids[1], ids[2], fork_id);
+        let seen = &mut self.seen;
+        let relation = *self.index.entry(key).or_insert_with(|| {
+            seen.push(((ids[0], ids[1], ids[2], fork.to_string()), 0));
+            (seen.len() - 1) as u32
+        });
+        let highest = &mut self.seen[relation as usize].1;
+        *highest = (*highest).max(block);
+        BlockRef { relation, block }
+    }
+
+    /// Each relation's first page: relations in order (tablespace, database,
+    /// relation, fork name), each as many pages as its highest block + 1; and the
+    /// pages in all.
+    fn number_pages(&self) -> (Vec<u64>, u64) {
+        let mut order: Vec<usize> = (0..self.seen.len()).collect();
+        order.sort_by(|&a, &b| self.seen[a].0.cmp(&self.seen[b].0));
+        let mut base = vec![0; self.seen.len()];
+        let mut pages = 0;
+        for index in order {
+            base[index] = pages;
+            pages += self.seen[index].1 + 1;
+        }
+        (base, pages)
+    }
+}
+
+/// A WAL record that matters to the study: one with block references (its
+/// references are `blocks[first_block..first_block + block_count]` of the
+/// parse), or a commit.
 struct Parsed {
-    lsn: u64,
-    bytes: u32,
     transaction: u64,
-    kind: RecordKind,
-    commit: bool,
     /// The tuple offset the record names (`new off` for an update; 0 for none).
     offset: u64,
     /// An update's old version (`off` before `new off`).
     old_offset: Option<u64>,
-    blocks: Vec<BlockRef>,
+    bytes: u32,
+    first_block: usize,
+    block_count: usize,
+    kind: RecordKind,
+    commit: bool,
 }
 
 fn field<'a>(text: &'a str, name: &str) -> Result<&'a str, String> {
@@ -117,7 +177,12 @@ fn number(text: &str, what: &str) -> Result<u64, String> {
         .map_err(|_| format!("{what} {text:?} is not a number"))
 }
 
-fn parse_line(line: &str) -> Result<Parsed, String> {
+/// Parse one record line; its block references go to `blocks`.
+fn parse_line(
+    line: &str,
+    relations: &mut Relations,
+    blocks: &mut Vec<BlockRef>,
+) -> Result<Parsed, String> {
     let rest = line
         .strip_prefix("rmgr:")
         .ok_or("not a `rmgr:` record line")?;
@@ -137,7 +202,9 @@ fn parse_line(line: &str) -> Result<Parsed, String> {
     let hex = |h: &str| {
         u64::from_str_radix(h, 16).map_err(|_| format!("LSN {lsn_text:?} is not hexadecimal"))
     };
-    let lsn = (hex(high)? << 32) | hex(low)?;
+    // Checked, not kept: records are numbered in the order they come.
+    hex(high)?;
+    hex(low)?;
     let mut parts = desc.split(", blkref #");
     let description = parts.next().unwrap_or("");
     let word = description.split_whitespace().next().unwrap_or("");
@@ -167,19 +234,25 @@ fn parse_line(line: &str) -> Result<Parsed, String> {
         Some(new) => new,
         None => word_number(description, &["off ", "off: "], "tuple offset")?.unwrap_or(0),
     };
-    let mut blocks = Vec::new();
+    let first_block = blocks.len();
     for reference in parts {
         let (_, after) = reference
             .split_once(": rel ")
             .ok_or_else(|| format!("block reference {reference:?} has no `rel`"))?;
         let mut words = after.split_whitespace();
         let relation = words.next().ok_or("block reference without a relation")?;
-        let ids: Vec<u64> = relation
-            .split('/')
-            .map(|id| id.parse().ok())
-            .collect::<Option<_>>()
-            .filter(|ids: &Vec<u64>| ids.len() == 3)
-            .ok_or_else(|| format!("relation {relation:?} is not spc/db/rel"))?;
+        let not_ids = || format!("relation {relation:?} is not spc/db/rel");
+        let mut id_words = relation.split('/');
+        let mut ids = [0u64; 3];
+        for id in &mut ids {
+            *id = id_words
+                .next()
+                .and_then(|w| w.parse().ok())
+                .ok_or_else(not_ids)?;
+        }
+        if id_words.next().is_some() {
+            return Err(not_ids());
+        }
         let mut fork = "main";
         let mut block = None;
         while let Some(w) = words.next() {
@@ -193,20 +266,17 @@ fn parse_line(line: &str) -> Result<Parsed, String> {
             }
         }
         let block = block.ok_or_else(|| format!("block reference {reference:?} has no `blk`"))?;
-        blocks.push(BlockRef {
-            relation: (ids[0], ids[1], ids[2], fork.to_string()),
-            block,
-        });
+        blocks.push(relations.block(ids, fork, block));
     }
     Ok(Parsed {
-        lsn,
         bytes: u32::try_from(bytes).map_err(|_| format!("total length {bytes} too large"))?,
         transaction,
         kind,
         commit: head.trim_start().starts_with("Transaction") && word == "COMMIT",
         offset,
         old_offset,
-        blocks,
+        first_block,
+        block_count: blocks.len() - first_block,
     })
 }
 
@@ -218,56 +288,69 @@ fn is_start_note(line: &str) -> bool {
         && line.contains(", skipping over ")
 }
 
-/// Read a dump (`source_name` names it in errors).
+/// Read a dump held in memory (`source_name` names it in errors).
 pub fn parse(source_name: &str, text: &str) -> Result<WalLog, WalError> {
+    parse_reader(source_name, text.as_bytes())
+}
+
+/// Read a dump line by line from `input` (`source_name` names it in errors): a
+/// dump of a million pgbench transactions is a gigabyte of text, which is never
+/// held whole. Only records with block references and commits are kept.
+pub fn parse_reader(source_name: &str, mut input: impl BufRead) -> Result<WalLog, WalError> {
+    let mut relations = Relations::default();
     let mut parsed = Vec::new();
-    let lines = text.lines().count();
-    if !text.is_empty() && !text.ends_with('\n') {
-        // pg_waldump ends every line; a last line without its end was cut short
-        // (and may still look like a complete record).
-        return Err(WalError::Line {
+    let mut blocks = Vec::new();
+    let mut wal_records = 0u64;
+    let mut bytes = Vec::new();
+    let mut line = 0;
+    loop {
+        bytes.clear();
+        let read = input
+            .read_until(b'\n', &mut bytes)
+            .map_err(|e| WalError::Read {
+                source_name: source_name.to_string(),
+                line,
+                problem: e.to_string(),
+            })?;
+        if read == 0 {
+            break;
+        }
+        line += 1;
+        let line_error = |problem: &str| WalError::Line {
             source_name: source_name.to_string(),
-            line: lines,
-            problem: "the dump ends in the middle of this line (truncated)".to_string(),
-            text: text
-                .lines()
-                .last()
-                .unwrap_or("")
+            line,
+            problem: problem.to_string(),
+            text: String::from_utf8_lossy(&bytes)
+                .trim()
                 .chars()
                 .take(120)
                 .collect(),
-        });
-    }
-    for (index, line) in text.lines().enumerate() {
-        let trimmed = line.trim();
+        };
+        if !bytes.ends_with(b"\n") {
+            // pg_waldump ends every line; a last line without its end was cut
+            // short (and may still look like a complete record).
+            return Err(line_error(
+                "the dump ends in the middle of this line (truncated)",
+            ));
+        }
+        let Ok(text) = std::str::from_utf8(&bytes) else {
+            return Err(line_error("not UTF-8 text"));
+        };
+        let trimmed = text.trim();
         if trimmed.is_empty() || trimmed.starts_with("pg_waldump:") {
             continue;
         }
-        if parsed.is_empty() && is_start_note(trimmed) {
+        if wal_records == 0 && is_start_note(trimmed) {
             continue;
         }
-        let record = parse_line(trimmed).map_err(|problem| WalError::Line {
-            source_name: source_name.to_string(),
-            line: index + 1,
-            problem,
-            text: trimmed.chars().take(120).collect(),
-        })?;
-        parsed.push(record);
-    }
-    // Number pages: relations in order, each as many pages as its highest block.
-    let mut highest: BTreeMap<&(u64, u64, u64, String), u64> = BTreeMap::new();
-    for p in &parsed {
-        for b in &p.blocks {
-            let h = highest.entry(&b.relation).or_insert(0);
-            *h = (*h).max(b.block);
+        let record = parse_line(trimmed, &mut relations, &mut blocks)
+            .map_err(|problem| line_error(&problem))?;
+        wal_records += 1;
+        if record.commit || record.block_count > 0 {
+            parsed.push(record);
         }
     }
-    let mut base: HashMap<&(u64, u64, u64, String), u64> = HashMap::new();
-    let mut pages = 0;
-    for (relation, high) in &highest {
-        base.insert(relation, pages);
-        pages += high + 1;
-    }
+    let (base, pages) = relations.number_pages();
     let mut records = Vec::new();
     let mut last_of_transaction: HashMap<u64, usize> = HashMap::new();
     let mut rows = RowChains::default();
@@ -281,12 +364,14 @@ pub fn parse(source_name: &str, text: &str) -> Result<WalLog, WalError> {
             }
             continue;
         }
-        let share = p.bytes / p.blocks.len().max(1) as u32;
-        for (index, b) in p.blocks.iter().enumerate() {
-            let page = base[&b.relation] + b.block;
+        let share = p.bytes / p.block_count.max(1) as u32;
+        let references = &blocks[p.first_block..p.first_block + p.block_count];
+        for (index, b) in references.iter().enumerate() {
+            let page = base[b.relation as usize] + b.block;
             let row = rows.row_of(page, index, p);
             records.push(LogRecord {
-                lsn: Lsn(p.lsn),
+                // Numbered in order: the records of one WAL record share its LSN.
+                lsn: Lsn(records.len() as u64),
                 record: RecordId((page << 16) | (row & 0xffff)),
                 page: PageId(page),
                 bytes: share.max(1),
@@ -303,15 +388,11 @@ pub fn parse(source_name: &str, text: &str) -> Result<WalLog, WalError> {
             source_name: source_name.to_string(),
         });
     }
-    // Records of one WAL record share its LSN; number them apart, in order.
-    for (index, record) in records.iter_mut().enumerate() {
-        record.lsn = Lsn(index as u64);
-    }
     Ok(WalLog {
         records,
         pages,
         transactions,
-        wal_records: parsed.len() as u64,
+        wal_records,
     })
 }
 
@@ -333,7 +414,7 @@ impl RowChains {
                 .copied()
                 .unwrap_or(offset)
         };
-        match (record.old_offset, record.blocks.len(), index) {
+        match (record.old_offset, record.block_count, index) {
             // An update on one page: the new version continues the old one's row.
             (Some(old), 1, _) => {
                 let row = row_at(self, old);

@@ -7,7 +7,8 @@
 use proptest::prelude::*;
 use spinstack_replication::compact::Compactor;
 use spinstack_replication::log::RecordKind;
-use spinstack_replication::pgwal::{parse, WalError};
+use spinstack_replication::pgwal::{parse, parse_reader, WalError};
+use std::io::{BufReader, Read};
 
 const SAMPLE: &str = "\
 rmgr: Heap        len (rec/tot):    171/   171, tx:        736, lsn: 0/02188A60, prev 0/02188A28, desc: UPDATE off 50 xmax 736 flags 0x03 ; new off 22 xmax 0, blkref #0: rel 1663/5/16396 blk 1639, blkref #1: rel 1663/5/16396 blk 433
@@ -169,11 +170,70 @@ fn start_note_before_the_first_record_is_skipped() {
     );
 }
 
+// Proves reading line by line from a reader that hands out a few bytes at a time
+// gives what reading the text whole gives, so lines split across the reader's
+// buffer are put back together.
+#[test]
+fn a_reader_in_small_pieces_reads_as_the_whole_text() {
+    let text = format!("{SAMPLE}{CHAINS}");
+    let small = BufReader::with_capacity(7, text.as_bytes());
+    assert_eq!(
+        parse_reader("pieces", small).expect("parses"),
+        parse("whole", &text).expect("parses")
+    );
+}
+
+// Proves a line that is not UTF-8 is an error naming it (pg_waldump writes text),
+// and a read that fails is an error naming the last line read.
+#[test]
+fn bytes_that_are_not_text_and_failed_reads_are_named() {
+    let mut bytes = SAMPLE.as_bytes().to_vec();
+    let second = SAMPLE.find('\n').expect("lines") + 10;
+    bytes[second] = 0xff;
+    let error = parse_reader("dump.txt", &bytes[..]).unwrap_err();
+    assert!(
+        error.to_string().starts_with("dump.txt:2: not UTF-8 text"),
+        "{error}"
+    );
+    /// Gives the first line, then fails.
+    struct FailsAfterOneLine(usize);
+    impl Read for FailsAfterOneLine {
+        fn read(&mut self, out: &mut [u8]) -> std::io::Result<usize> {
+            let line = SAMPLE
+                .split_inclusive('\n')
+                .next()
+                .expect("a line")
+                .as_bytes();
+            if self.0 >= line.len() {
+                return Err(std::io::Error::other("the disk went away"));
+            }
+            let n = out.len().min(line.len() - self.0);
+            out[..n].copy_from_slice(&line[self.0..self.0 + n]);
+            self.0 += n;
+            Ok(n)
+        }
+    }
+    let error = parse_reader("dump.txt", BufReader::new(FailsAfterOneLine(0))).unwrap_err();
+    assert_eq!(
+        error.to_string(),
+        "dump.txt: reading after line 1: the disk went away"
+    );
+}
+
 proptest! {
     // Proves arbitrary text never panics the reader.
     #[test]
     fn arbitrary_text_never_panics(text in ".{0,400}") {
         let _ = parse("fuzz", &text);
+    }
+
+    // Proves arbitrary bytes (not only text) never panic the line-by-line reader,
+    // and an error names a line of the input.
+    #[test]
+    fn arbitrary_bytes_never_panic(bytes in proptest::collection::vec(any::<u8>(), 0..400)) {
+        if let Err(WalError::Line { line, .. }) = parse_reader("fuzz", &bytes[..]) {
+            prop_assert!(line >= 1 && line <= bytes.split(|&b| b == b'\n').count());
+        }
     }
 
     // Proves mutated valid dumps (a byte replaced, the text cut anywhere) never
