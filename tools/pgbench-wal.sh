@@ -1,22 +1,26 @@
 #!/bin/sh
 # Produce a pg_waldump dump of a pgbench run on a scratch PostgreSQL cluster.
 # Usage: tools/pgbench-wal.sh OUT_FILE [TRANSACTIONS [SCALE [MIN_WAL_BYTES [SEED]]]]
+#
 # Runs TRANSACTIONS pgbench transactions (one client, pgbench's random seed SEED,
-# default 1) at scale SCALE; with
-# MIN_WAL_BYTES, runs TRANSACTIONS more at a time (pgbench -n: no vacuum, the
-# history table kept) until the WAL written since the first run began holds at
-# least that many bytes. The server runs with fsync and synchronous_commit off:
-# they decide when WAL reaches the disk, not which records it holds, and with
-# them on a commit waits for this machine's disk. Autovacuum is off and
-# checkpoints never come due, so the WAL is what the transactions write, the same
-# from run to run for a seed but for the standby snapshots the server logs on a
-# timer (no block references, so no records for the study). With autovacuum on,
-# when its passes fall among the transactions depends on the machine's load:
-# dr-pgbench's R_apl/R_gen was 19.3-19.6 alone and 29.4 beside reproduce --all's
-# other work; with it off, the same alone and beside other work. Runs as an unprivileged user
-# (nobody) when started as root. Exits 77 (skip) with a message on stderr when
-# PostgreSQL is not installed or will not start; exits 1 with a message when
-# pg_waldump gives no records (never an empty dump).
+# default 1) at scale SCALE. With MIN_WAL_BYTES, runs TRANSACTIONS more at a time
+# (pgbench -n: no vacuum, the history table kept; at most 1,000 runs) until the
+# WAL inserted since the first run began holds at least that many bytes.
+#
+# The server runs with fsync and synchronous_commit off: they decide when WAL
+# reaches the disk, not which records it holds, and with them on a commit waits
+# for this machine's disk. Autovacuum is off and checkpoints never come due, so
+# the WAL is what the transactions write: the same from run to run for a seed,
+# but for the standby snapshots the server logs on a timer (no block references,
+# so no records for the study). With autovacuum on, when its passes fall among the
+# transactions depends on the machine's load: dr-pgbench's R_apl/R_gen was
+# 19.3-19.6 alone and 29.4 beside reproduce --all's other work; with it off, the
+# same alone and beside other work.
+#
+# Runs as an unprivileged user (nobody) when started as root. Exits 77 (skip)
+# with a message on stderr when PostgreSQL is not installed or will not start;
+# exits 1 with a message when pg_waldump gives no records (never an empty dump)
+# or the WAL's position cannot be read.
 set -eu
 out=$1
 transactions=${2:-3000}
@@ -58,7 +62,17 @@ if [ "$min_wal_bytes" -gt 0 ]; then
         echo "pg_current_wal_insert_lsn() gave no start LSN: cannot measure the WAL against $min_wal_bytes bytes" >&2
         exit 1
     fi
-    while [ "$(sql "select pg_wal_lsn_diff(pg_current_wal_insert_lsn(), '$start_lsn')::bigint")" -lt "$min_wal_bytes" ]; do
+    while :; do
+        written=$(sql "select pg_wal_lsn_diff(pg_current_wal_insert_lsn(), '$start_lsn')::bigint")
+        if [ -z "$written" ]; then
+            echo "the WAL's insert position could not be read after $runs pgbench runs" >&2
+            exit 1
+        fi
+        [ "$written" -lt "$min_wal_bytes" ] || break
+        if [ "$runs" -ge 1000 ]; then
+            echo "$written bytes of WAL after $runs pgbench runs of $transactions transactions, short of $min_wal_bytes" >&2
+            exit 1
+        fi
         as "$bin/pgbench" -h "$dir" -p "$port" -U postgres -n -M prepared --random-seed="$((seed + runs))" -t "$transactions" -c 1 postgres >>"$dir/bench.log" 2>&1
         runs=$((runs + 1))
     done
