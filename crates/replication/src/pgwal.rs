@@ -85,12 +85,13 @@ struct BlockRef {
 
 /// The relations (tablespace, database, relation, fork) block references name,
 /// each given an index as it is first seen, with the highest block seen in it.
+/// Fork names are kept once, in `forks`; a relation names its fork by position.
 #[derive(Default)]
 struct Relations {
     index: HashMap<(u64, u64, u64, usize), u32>,
     forks: Vec<String>,
-    /// Per index: the relation (its fork as a name) and its highest block.
-    seen: Vec<((u64, u64, u64, String), u64)>,
+    /// Per index: the relation's key in `index` and its highest block.
+    seen: Vec<((u64, u64, u64, usize), u64)>,
 }
 
 impl Relations {
@@ -105,7 +106,7 @@ impl Relations {
         let key = (ids[0], ids[1], ids[2], fork_id);
         let seen = &mut self.seen;
         let relation = *self.index.entry(key).or_insert_with(|| {
-            seen.push(((ids[0], ids[1], ids[2], fork.to_string()), 0));
+            seen.push((key, 0));
             (seen.len() - 1) as u32
         });
         let highest = &mut self.seen[relation as usize].1;
@@ -117,8 +118,12 @@ impl Relations {
     /// relation, fork name), each as many pages as its highest block + 1; and the
     /// pages in all.
     fn number_pages(&self) -> (Vec<u64>, u64) {
+        let order_key = |index: usize| {
+            let ((space, database, relation, fork), _) = self.seen[index];
+            (space, database, relation, self.forks[fork].as_str())
+        };
         let mut order: Vec<usize> = (0..self.seen.len()).collect();
-        order.sort_by(|&a, &b| self.seen[a].0.cmp(&self.seen[b].0));
+        order.sort_by(|&a, &b| order_key(a).cmp(&order_key(b)));
         let mut base = vec![0; self.seen.len()];
         let mut pages = 0;
         for index in order {
