@@ -319,36 +319,25 @@ fn saving_sentence(
 ) -> String {
     let interval = r.batch_interval_s.unwrap_or(f64::NAN);
     let s = r.apply_speedup;
-    let paper_reading =
-        match read.and_then(|p| Some((p, dr::saved_percent(p)?, p.batch_interval_s?))) {
-            Some((p, saved, t)) => {
-                format!(
-            " Studied under the paper's reading of §3.1 (the whole {:.0} s RTO for applying \
-             log, the spin-up and spin-down paid on top; the same plan search, see \
-             dr-batch-interval), the best window saves {saved:.1}% (T_wnd {t:.0} s, \
-             R_apl/R_gen {:.1}), {} the paper's band, and its failovers took up to {:.1} s \
-             against the {:.0} s RTO.",
-            r.rto_s,
-            p.apply_speedup,
-            if saved >= target_saved_percent { "within" } else { "below" },
-            p.worst_recovery_s.unwrap_or(f64::NAN),
-            r.rto_s,
-        )
-            }
-            None => String::new(),
-        };
+    let evidence: Vec<String> = [
+        dr::target_evidence(r, interval, target_saved_percent),
+        dr::paper_reading_saving(r, read, target_saved_percent),
+    ]
+    .into_iter()
+    .filter(|sentence| !sentence.is_empty())
+    .collect();
     format!(
         "Best window {}: R_apl/R_gen {s:.1} (back to back {:.1}), batch interval {interval:.0} s \
          = s²/(s − 1) × {:.0} s (§3.1 with the RTO less spin-up and spin-down; with the whole \
          {:.0} s RTO, the reading Table 3's arithmetic fits, see dr-batch-interval, this s \
-         would give {:.0} s), normalized power {:.3}. {}{paper_reading}",
+         would give {:.0} s), normalized power {:.3}. {}",
         dr::window_label(r.window_bytes),
         r.back_to_back_speedup(),
         r.apply_budget_s,
         r.rto_s,
         interval_ratio(s) * r.rto_s,
         r.normalized_power.unwrap_or(f64::NAN),
-        dr::target_evidence(r, interval, target_saved_percent),
+        evidence.join(" "),
     )
 }
 

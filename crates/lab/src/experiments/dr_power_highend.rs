@@ -169,30 +169,6 @@ pub(crate) fn saving_evidence(
     )
 }
 
-/// The claim's point under the paper's reading of §3.1 (the whole RTO for
-/// applying log, the transitions on top; see dr-batch-interval): its saving and
-/// what its recoveries took.
-fn paper_reading_saving(r: &PointReport, read: Option<&PointReport>) -> String {
-    let lowest = PAPER_SAVED_PERCENT - SAVED_TOLERANCE_POINTS;
-    match read.and_then(|p| Some((p, dr::saved_percent(p)?, p.batch_interval_s?))) {
-        Some((p, saved, interval)) => format!(
-            "Under the paper's reading of §3.1 (the whole {:.0} s RTO for applying log, the \
-             spin-up and spin-down paid on top; simulated, the same plan search) the saving is \
-             {saved:.1}% (T_wnd {interval:.0} s), {} the band's {lowest:.0}%, and its failovers \
-             took up to {:.1} s against the {:.0} s RTO.",
-            r.rto_s,
-            if saved >= lowest {
-                "within"
-            } else {
-                "still below"
-            },
-            p.worst_recovery_s.unwrap_or(f64::NAN),
-            r.rto_s,
-        ),
-        None => String::new(),
-    }
-}
-
 fn find(
     all: &[(u32, Vec<PointReport>)],
     w: u32,
@@ -273,7 +249,7 @@ fn claims(all: &[(u32, Vec<PointReport>)], read: &[(u32, PointReport)]) -> Vec<C
                     dr::paper_max_speedup(w),
                     PAPER_SAVED_PERCENT - SAVED_TOLERANCE_POINTS,
                 ),
-                paper_reading_saving(best, paper)
+                dr::paper_reading_saving(best, paper, PAPER_SAVED_PERCENT - SAVED_TOLERANCE_POINTS)
             )),
         );
     }
