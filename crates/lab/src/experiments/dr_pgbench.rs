@@ -75,7 +75,8 @@ impl Experiment for DrPgbench {
     }
     fn run(&self, context: &RunContext) -> Result<Outcome, LabError> {
         let windows = windows_bytes();
-        context.progress.set_length(windows.len() as u64 + 1);
+        // pgbench, the windows, and the best window under the paper's reading.
+        context.progress.set_length(windows.len() as u64 + 2);
         // The paper's transaction count with --dr-full-size; else WAL enough for
         // the largest window twice over.
         let (transactions, min_wal) = if context.scale.dr_full_grid {
@@ -168,6 +169,22 @@ impl Experiment for DrPgbench {
             .filter_map(|r| Some((r, dr::saved_percent(r)?)))
             .max_by(|a, b| a.1.total_cmp(&b.1));
         let best = saving.map_or(0.0, |(_, saved)| saved);
+        // The best window under the paper's reading of §3.1 (evidence, not
+        // counted; see dr-batch-interval).
+        let read = match saving {
+            Some((r, _)) => {
+                let at = reports
+                    .iter()
+                    .position(|x| std::ptr::eq(x, r))
+                    .expect("one of the reports");
+                let point = dr::paper_reading(&site, &points[at])?;
+                dr::run_grid(self.id(), &site, &[point], context)?.pop()
+            }
+            None => {
+                context.progress.inc(1);
+                None
+            }
+        };
         // The fastest the applier went: windows applied back to back (a refused
         // plan's R_apl is only the last plan the search tried).
         let back_to_back = PointReport::back_to_back_speedup;
@@ -201,7 +218,11 @@ impl Experiment for DrPgbench {
                         .or(fastest.not_simulated.as_deref())
                         .unwrap_or("a plan stood")
                 ),
-                Some((r, _)) => saving_sentence(r, PAPER_SAVED_PERCENT - SAVED_TOLERANCE_POINTS),
+                Some((r, _)) => saving_sentence(
+                    r,
+                    read.as_ref(),
+                    PAPER_SAVED_PERCENT - SAVED_TOLERANCE_POINTS
+                ),
             }),
             Claim::new(
                 "pgbench WAL: best R_apl/R_gen, against the paper's lowest maximum (TPC-C W = 16)",
@@ -291,9 +312,20 @@ const PAPER_SAVED_PERCENT: f64 = 82.5;
 const SAVED_TOLERANCE_POINTS: f64 = 2.5;
 
 /// Why the best window saved what it did, and what the band's lower edge asks.
-fn saving_sentence(r: &PointReport, target_saved_percent: f64) -> String {
+fn saving_sentence(
+    r: &PointReport,
+    read: Option<&PointReport>,
+    target_saved_percent: f64,
+) -> String {
     let interval = r.batch_interval_s.unwrap_or(f64::NAN);
     let s = r.apply_speedup;
+    let evidence: Vec<String> = [
+        dr::target_evidence(r, interval, target_saved_percent),
+        dr::paper_reading_saving(r, read, target_saved_percent),
+    ]
+    .into_iter()
+    .filter(|sentence| !sentence.is_empty())
+    .collect();
     format!(
         "Best window {}: R_apl/R_gen {s:.1} (back to back {:.1}), batch interval {interval:.0} s \
          = s²/(s − 1) × {:.0} s (§3.1 with the RTO less spin-up and spin-down; with the whole \
@@ -305,7 +337,7 @@ fn saving_sentence(r: &PointReport, target_saved_percent: f64) -> String {
         r.rto_s,
         interval_ratio(s) * r.rto_s,
         r.normalized_power.unwrap_or(f64::NAN),
-        dr::target_evidence(r, interval, target_saved_percent),
+        evidence.join(" "),
     )
 }
 

@@ -61,10 +61,13 @@ impl Experiment for DrPowerHighend {
         context.progress.set_length(
             WAREHOUSES
                 .iter()
-                .map(|&w| grid(w, &context.scale).len() as u64)
+                .map(|&w| grid(w, &context.scale).len() as u64 + 1)
                 .sum(),
         );
         let mut all: Vec<(u32, Vec<PointReport>)> = Vec::new();
+        // The claims' point under the paper's reading of §3.1 (evidence, not
+        // counted), one per site.
+        let mut read: Vec<(u32, PointReport)> = Vec::new();
         let mut notes = Vec::new();
         for warehouses in WAREHOUSES {
             let site = dr::site(self.id(), ULTRASTAR, warehouses, context)?;
@@ -76,7 +79,12 @@ impl Experiment for DrPowerHighend {
                     point
                 })
                 .collect();
-            let reports = dr::run_grid(self.id(), &site, &points, context)?;
+            let mut claimed = dr::point(Some(512), 100, context.seed);
+            claimed.cycles = cycles(&context.scale);
+            let mut points = points;
+            points.push(dr::paper_reading(&site, &claimed)?);
+            let mut reports = dr::run_grid(self.id(), &site, &points, context)?;
+            read.push((warehouses, reports.pop().expect("the paper's reading")));
             if notes.is_empty() {
                 notes = dr::setup_notes(&site, &context.scale);
             }
@@ -86,11 +94,11 @@ impl Experiment for DrPowerHighend {
             ));
             all.push((warehouses, reports));
         }
-        let data = table(&all);
+        let data = table(&all, &read);
         Ok(Outcome {
             data,
             figure: figure(&all),
-            claims: claims(&all),
+            claims: claims(&all, &read),
             notes,
         })
     }
@@ -173,11 +181,12 @@ fn find(
         .find(|r| r.window_bytes == window.map(|m| m * dr::MB) && r.rto_s == rto as f64)
 }
 
-fn table(all: &[(u32, Vec<PointReport>)]) -> DataTable {
+fn table(all: &[(u32, Vec<PointReport>)], read: &[(u32, PointReport)]) -> DataTable {
     let mut data = DataTable::new(&[
         "warehouses",
         "window",
         "rto_s",
+        "apply_budget_s",
         "r_apl_over_r_gen",
         "back_to_back_r_apl_over_r_gen",
         "batch_interval_s",
@@ -190,33 +199,39 @@ fn table(all: &[(u32, Vec<PointReport>)]) -> DataTable {
         "plan_simulations",
         "refused",
     ]);
-    for (w, reports) in all {
-        for r in reports {
-            data.push(vec![
-                (*w).into(),
-                dr::window_label(r.window_bytes).into(),
-                r.rto_s.into(),
-                r.apply_speedup.into(),
-                r.back_to_back_speedup().into(),
-                r.batch_interval_s.unwrap_or(f64::NAN).into(),
-                r.normalized_power.unwrap_or(f64::NAN).into(),
-                dr::saved_percent(r).unwrap_or(f64::NAN).into(),
-                r.mode_changes_per_day.unwrap_or(f64::NAN).into(),
-                r.failover_trials.into(),
-                r.rto_violations.into(),
-                r.rpo_lost_transactions.into(),
-                r.plan_simulations.into(),
-                r.plan_refused.clone().unwrap_or_default().into(),
-            ]);
-        }
+    // The paper's reading's rows last: RTO raised by the transitions, so the
+    // whole stated RTO is the apply budget (evidence, not counted).
+    let rows = all
+        .iter()
+        .flat_map(|(w, reports)| reports.iter().map(move |r| (w, r)))
+        .chain(read.iter().map(|(w, r)| (w, r)));
+    for (w, r) in rows {
+        data.push(vec![
+            (*w).into(),
+            dr::window_label(r.window_bytes).into(),
+            r.rto_s.into(),
+            r.apply_budget_s.into(),
+            r.apply_speedup.into(),
+            r.back_to_back_speedup().into(),
+            r.batch_interval_s.unwrap_or(f64::NAN).into(),
+            r.normalized_power.unwrap_or(f64::NAN).into(),
+            dr::saved_percent(r).unwrap_or(f64::NAN).into(),
+            r.mode_changes_per_day.unwrap_or(f64::NAN).into(),
+            r.failover_trials.into(),
+            r.rto_violations.into(),
+            r.rpo_lost_transactions.into(),
+            r.plan_simulations.into(),
+            r.plan_refused.clone().unwrap_or_default().into(),
+        ]);
     }
     data
 }
 
-fn claims(all: &[(u32, Vec<PointReport>)]) -> Vec<Claim> {
+fn claims(all: &[(u32, Vec<PointReport>)], read: &[(u32, PointReport)]) -> Vec<Claim> {
     let mut claims = Vec::new();
     for w in WAREHOUSES {
         let best = find(all, w, Some(512), 100).expect("in the grid");
+        let paper = read.iter().find(|(x, _)| *x == w).map(|(_, r)| r);
         let saved = dr::saved_percent(best).unwrap_or(0.0);
         claims.push(
             Claim::with_tolerance(
@@ -227,10 +242,14 @@ fn claims(all: &[(u32, Vec<PointReport>)]) -> Vec<Claim> {
                 saved,
                 Tolerance::Absolute(SAVED_TOLERANCE_POINTS),
             )
-            .explain_if_missed(saving_evidence(
-                best,
-                dr::paper_max_speedup(w),
-                PAPER_SAVED_PERCENT - SAVED_TOLERANCE_POINTS,
+            .explain_if_missed(format!(
+                "{} {}",
+                saving_evidence(
+                    best,
+                    dr::paper_max_speedup(w),
+                    PAPER_SAVED_PERCENT - SAVED_TOLERANCE_POINTS,
+                ),
+                dr::paper_reading_saving(best, paper, PAPER_SAVED_PERCENT - SAVED_TOLERANCE_POINTS)
             )),
         );
     }
