@@ -4,6 +4,11 @@
 //! goes to 1,000 s; `spinstack dr --rto 1000` runs one such point). Paper:
 //! 85% of the power saved with a 512 MB window; RTO 30 s fails (shorter than the
 //! 26 s spin-up plus 15 s spin-down); longer RTOs help only slightly.
+//!
+//! The two 512 MB, RTO 100 s points the saving claims count are also studied
+//! under the paper's reading of §3.1 (the whole RTO for applying log,
+//! [`dr::paper_reading`]); their savings and recoveries are printed beside the
+//! claims and in data.csv's last rows, as evidence, not counted.
 
 use super::dr_common::{self as dr, ULTRASTAR};
 use crate::claim::{Claim, Tolerance};
@@ -71,7 +76,7 @@ impl Experiment for DrPowerHighend {
         let mut notes = Vec::new();
         for warehouses in WAREHOUSES {
             let site = dr::site(self.id(), ULTRASTAR, warehouses, context)?;
-            let points: Vec<_> = grid(warehouses, &context.scale)
+            let mut points: Vec<_> = grid(warehouses, &context.scale)
                 .into_iter()
                 .map(|(w, r)| {
                     let mut point = dr::point(w, r, context.seed);
@@ -81,7 +86,6 @@ impl Experiment for DrPowerHighend {
                 .collect();
             let mut claimed = dr::point(Some(512), 100, context.seed);
             claimed.cycles = cycles(&context.scale);
-            let mut points = points;
             points.push(dr::paper_reading(&site, &claimed)?);
             let mut reports = dr::run_grid(self.id(), &site, &points, context)?;
             read.push((warehouses, reports.pop().expect("the paper's reading")));
@@ -231,7 +235,7 @@ fn claims(all: &[(u32, Vec<PointReport>)], read: &[(u32, PointReport)]) -> Vec<C
     let mut claims = Vec::new();
     for w in WAREHOUSES {
         let best = find(all, w, Some(512), 100).expect("in the grid");
-        let paper = read.iter().find(|(x, _)| *x == w).map(|(_, r)| r);
+        let paper_read = read.iter().find(|(x, _)| *x == w).map(|(_, r)| r);
         let saved = dr::saved_percent(best).unwrap_or(0.0);
         claims.push(
             Claim::with_tolerance(
@@ -249,7 +253,11 @@ fn claims(all: &[(u32, Vec<PointReport>)], read: &[(u32, PointReport)]) -> Vec<C
                     dr::paper_max_speedup(w),
                     PAPER_SAVED_PERCENT - SAVED_TOLERANCE_POINTS,
                 ),
-                dr::paper_reading_saving(best, paper, PAPER_SAVED_PERCENT - SAVED_TOLERANCE_POINTS)
+                dr::paper_reading_saving(
+                    best,
+                    paper_read,
+                    PAPER_SAVED_PERCENT - SAVED_TOLERANCE_POINTS
+                )
             )),
         );
     }
