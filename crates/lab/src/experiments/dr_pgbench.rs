@@ -173,11 +173,13 @@ impl Experiment for DrPgbench {
         // counted; see dr-batch-interval).
         let read = match saving {
             Some((r, _)) => {
-                let at = reports
+                // Windows differ from point to point: the best report's point is
+                // the one with its window.
+                let studied = points
                     .iter()
-                    .position(|x| std::ptr::eq(x, r))
-                    .expect("one of the reports");
-                let point = dr::paper_reading(&site, &points[at])?;
+                    .find(|p| p.window_bytes == r.window_bytes)
+                    .expect("every report is of a point");
+                let point = dr::paper_reading(&site, studied)?;
                 dr::run_grid(self.id(), &site, &[point], context)?.pop()
             }
             None => {
