@@ -91,7 +91,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         );
         total = total.plus(written.tally);
     }
-    // Only checks count: inputs and calibrations agree with the paper by construction.
+    // Only checks count: inputs, calibrations and rules are decided by construction.
     println!("{:<26} {}", "all", total.describe());
     // Refresh the one-page report so `reproduce --all` alone leaves REPORT.md behind.
     let order: Vec<&str> = spinstack_lab::all().iter().map(|e| e.id()).collect();

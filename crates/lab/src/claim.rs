@@ -6,8 +6,10 @@
 //! edited or stale summary cannot show a verdict its own numbers contradict.
 //!
 //! Only claims of kind [`ClaimKind::Check`] count in "N of M within": a claim whose
-//! number we put into the model ourselves (an input) or fitted to the paper (a
-//! calibration) agrees by construction and proves nothing.
+//! number we put into the model ourselves (an input), fitted to the paper (a
+//! calibration) or decided by a rule of our own method (a rule: a refusal the planner
+//! is built to make, a plan kept only when its trials held, requests cut at track
+//! boundaries) agrees or disagrees by construction and proves nothing about the model.
 
 use serde::{Deserialize, Serialize, Serializer};
 
@@ -67,6 +69,12 @@ pub enum ClaimKind {
     /// Ours was used to infer an unknown of the model (fitted to the paper): it
     /// agrees because we made it. Shown, not counted.
     Calibration,
+    /// Ours is decided by a rule our method is built to keep (the planner's refusal
+    /// of an RTO below spin-up plus spin-down, a plan accepted only once its failover
+    /// trials held, member requests cut at track boundaries) or by arithmetic on
+    /// inputs alone: no simulated behaviour could make it come out otherwise, only a
+    /// bug (which tests look for). Shown, not counted.
+    Rule,
 }
 
 impl ClaimKind {
@@ -76,6 +84,7 @@ impl ClaimKind {
             ClaimKind::Check => "check",
             ClaimKind::Input => "input",
             ClaimKind::Calibration => "calibration",
+            ClaimKind::Rule => "rule",
         }
     }
 }
@@ -149,6 +158,13 @@ impl Claim {
     /// (`why` says which, and is put first in the explanation).
     pub fn calibration(self, why: impl Into<String>) -> Claim {
         self.of_kind(ClaimKind::Calibration, why.into())
+    }
+
+    /// Mark the claim a rule: ours is decided by a rule of our method or by
+    /// arithmetic on inputs (`why` names the rule, and is put first in the
+    /// explanation).
+    pub fn rule(self, why: impl Into<String>) -> Claim {
+        self.of_kind(ClaimKind::Rule, why.into())
     }
 
     fn of_kind(mut self, kind: ClaimKind, why: String) -> Claim {
@@ -232,6 +248,7 @@ pub struct Tally {
     pub checks: usize,
     pub inputs: usize,
     pub calibrations: usize,
+    pub rules: usize,
 }
 
 impl Tally {
@@ -245,6 +262,7 @@ impl Tally {
                 }
                 ClaimKind::Input => tally.inputs += 1,
                 ClaimKind::Calibration => tally.calibrations += 1,
+                ClaimKind::Rule => tally.rules += 1,
             }
         }
         tally
@@ -256,11 +274,12 @@ impl Tally {
             checks: self.checks + other.checks,
             inputs: self.inputs + other.inputs,
             calibrations: self.calibrations + other.calibrations,
+            rules: self.rules + other.rules,
         }
     }
 
     /// `3 of 5 checks within tolerance` plus, when there are any, the claims not
-    /// counted: `(1 input, 2 calibrations not counted)`.
+    /// counted: `(1 input, 2 calibrations, 3 rules not counted)`.
     pub fn describe(&self) -> String {
         let mut text = format!(
             "{} of {} checks within tolerance",
@@ -273,7 +292,7 @@ impl Tally {
         text
     }
 
-    /// `1 input, 2 calibrations`, or empty when every claim is a check.
+    /// `1 input, 2 calibrations, 3 rules`, or empty when every claim is a check.
     pub fn not_counted(&self) -> String {
         let plural = |n: usize, word: &str| format!("{n} {word}{}", if n == 1 { "" } else { "s" });
         let mut parts = Vec::new();
@@ -282,6 +301,9 @@ impl Tally {
         }
         if self.calibrations > 0 {
             parts.push(plural(self.calibrations, "calibration"));
+        }
+        if self.rules > 0 {
+            parts.push(plural(self.rules, "rule"));
         }
         parts.join(", ")
     }
@@ -368,6 +390,49 @@ mod tests {
         assert!(!read.within());
     }
 
+    // Guards the review of 2026-11-28: claims decided by a rule of our own method (the
+    // planner's refusal of a 30 s RTO, "0 failover violations" over plans kept only
+    // when their trials held, 0% of member requests crossing a track when the volume
+    // cuts them there) had been counted as checks; a rule is shown with its verdict,
+    // agreeing or not, and never counted.
+    #[test]
+    fn rules_are_shown_not_counted() {
+        let refused = Claim::with_tolerance(
+            "refused",
+            "§3.1",
+            "yes=1",
+            1.0,
+            1.0,
+            Tolerance::Absolute(0.0),
+        )
+        .rule("The planner refuses it.");
+        let disagreeing = Claim::with_tolerance(
+            "plotted",
+            "Fig. 4",
+            "yes=1",
+            0.0,
+            1.0,
+            Tolerance::Absolute(0.0),
+        )
+        .rule("The planner refuses it; the paper plots a bar.");
+        let claims = [
+            Claim::new("hit", "§1", "ms", 10.0, 10.5),
+            refused,
+            disagreeing.clone(),
+        ];
+        let tally = Tally::of(&claims);
+        assert_eq!((tally.checks_within, tally.checks, tally.rules), (1, 1, 2));
+        assert_eq!(
+            tally.describe(),
+            "1 of 1 checks within tolerance (2 rules not counted)"
+        );
+        assert!(!disagreeing.within(), "a rule keeps its own verdict");
+        let json = serde_json::to_value(&disagreeing).unwrap();
+        assert_eq!(json["kind"], "rule");
+        let read: Claim = serde_json::from_value(json).unwrap();
+        assert_eq!(read.kind, ClaimKind::Rule);
+    }
+
     // Guards issue 12 §2 "claims that hold by construction are not checks": inputs and
     // calibrations are written with their kind and left out of "N of M within", even
     // when they agree with the paper.
@@ -385,7 +450,8 @@ mod tests {
                 checks_within: 1,
                 checks: 2,
                 inputs: 1,
-                calibrations: 1
+                calibrations: 1,
+                rules: 0,
             }
         );
         assert_eq!(

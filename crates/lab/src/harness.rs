@@ -145,7 +145,7 @@ pub const SETUP_HEADING: &str = "## Setup";
 /// are no setup notes).
 pub const RUN_LINE_PREFIX: &str = "Run: seed ";
 
-/// The claims table as Markdown. Inputs and calibrations show their verdict in
+/// The claims table as Markdown. Inputs, calibrations and rules show their verdict in
 /// parentheses: it is not counted.
 pub fn claims_table(claims: &[Claim]) -> String {
     let mut out = String::from("| claim | kind | paper | spinstack | tolerance | within? |\n");

@@ -14,7 +14,8 @@
 //! checked against a stated tolerance (10% relative unless the paper's value is zero
 //! or a range, which get an absolute bound) and a miss is reported with its reason, never tuned away.
 //! A verdict is always derived from the claim's numbers, never stored and read back;
-//! only claims of kind `check` count (inputs and calibrations agree by construction).
+//! only claims of kind `check` count (inputs, calibrations and rules are decided by
+//! construction).
 //! `tests/pinned.rs` pins every experiment's headline numbers.
 //!
 //! **What it does not model.** Host-side costs the papers' testbeds had (device-driver

@@ -120,8 +120,9 @@ fn markdown(found: &[Found]) -> String {
     out.push_str(&format!(
         "{} of {} checks are within tolerance{}. Each section below gives the paper's \
          number, spinstack's, and for every miss the reason found in the model. Inputs \
-         (numbers the model was built from) and calibrations (numbers it was fitted to) \
-         agree by construction and are not counted.\n\n",
+         (numbers the model was built from), calibrations (numbers it was fitted to) and \
+         rules (numbers a rule of our own method decides) are decided by construction and \
+         are not counted.\n\n",
         totals.checks_within,
         totals.checks,
         not_counted_suffix(&totals),

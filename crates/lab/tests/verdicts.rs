@@ -129,3 +129,69 @@ fn claims_true_by_construction_are_inputs() {
         );
     }
 }
+
+// Guards the review of 2026-11-28: claims that a rule of our own method decides (the
+// track-aligned layout asking members for whole tracks; a chunk as long as the
+// largest track crossing the others' boundaries; the planner refusing an RTO below
+// spin-up plus spin-down, where the paper's Figure 4 plots a low-rpm saving) were
+// counted as checks. They are written as rules with a reason, shown with their own
+// verdict (the low-rpm one disagrees with the paper), and left out of the count.
+#[test]
+fn claims_a_rule_decides_are_rules() {
+    let out = tempfile::tempdir().unwrap();
+    let expected: [(&str, &[&str]); 2] = [
+        (
+            "raid5-alignment",
+            &[
+                "track-aligned RAID-5: every member request",
+                "chunk = largest track",
+            ],
+        ),
+        (
+            "dr-power-midrange",
+            &["unload adds no substantial benefit", "low-rpm"],
+        ),
+    ];
+    for (id, starts) in expected {
+        run(id, out.path());
+        let directory = out.path().join(id);
+        let json: serde_json::Value =
+            serde_json::from_str(&read(&directory.join("summary.json"))).unwrap();
+        let claims = json.as_array().expect("a list of claims");
+        let rules: Vec<&serde_json::Value> =
+            claims.iter().filter(|c| c["kind"] == "rule").collect();
+        assert_eq!(rules.len(), starts.len(), "{id}: rules {rules:?}");
+        for (claim, start) in rules.iter().zip(starts) {
+            let text = claim["claim"].as_str().unwrap();
+            assert!(text.starts_with(start), "{id}: `{text}` marked rule");
+            assert!(
+                claim["explanation"]
+                    .as_str()
+                    .unwrap()
+                    .starts_with("Rule, not a check:"),
+                "{id}: `{text}` does not say why it is a rule"
+            );
+        }
+        let summary = read(&directory.join("summary.md"));
+        let checks = claims.len() - rules.len();
+        assert!(
+            summary.contains(&format!(
+                " of {checks} checks within tolerance ({} rules not counted)",
+                rules.len()
+            )),
+            "{id}: summary.md does not leave its rules out:\n{summary}"
+        );
+        if id == "dr-power-midrange" {
+            let low_rpm = rules[1];
+            assert_eq!(low_rpm["paper"], 0.0, "the paper plots a low-rpm saving");
+            assert_eq!(
+                low_rpm["ours"], 1.0,
+                "the planner refuses 17 s + 17 s under 30 s"
+            );
+            assert!(
+                summary.contains("| rule | 0 yes=1 | 1 yes=1 |"),
+                "{summary}"
+            );
+        }
+    }
+}

@@ -124,6 +124,11 @@ pub(super) fn claims(runs: &[Measured], first_zone: (f64, f64)) -> Vec<Claim> {
             1.0,
             whole_share,
             Tolerance::Absolute(0.0),
+        )
+        .rule(
+            "Rule, not a check: the layout's stripe units are the members' own tracks, so a \
+             read of whole stripes from a stripe boundary asks every member for whole tracks \
+             (fill-in parity and whole units on).",
         ),
         Claim::with_tolerance(
             "chunk = largest track: chunks span 1+ tracks on some disks (member requests crossing a track boundary)",
@@ -132,6 +137,11 @@ pub(super) fn claims(runs: &[Measured], first_zone: (f64, f64)) -> Vec<Claim> {
             0.0,
             largest.crossing_share(),
             Tolerance::GreaterThan,
+        )
+        .rule(
+            "Rule, not a check: Table 2's track sizes alone decide it. The members' tracks \
+             differ, so a chunk as long as the largest is longer than the others' tracks and \
+             must cross their boundaries.",
         ),
         Claim::with_tolerance(
             "chunk = smallest track: sectors left unused on the disks with larger tracks",
