@@ -74,7 +74,8 @@ fn transition_penalty(timeline: &Timeline, config: &TrialConfig, at: Nanoseconds
     config.spin_up
 }
 
-/// Run `config.trials` disasters uniformly in [0, timeline.span).
+/// Run `config.trials` disasters uniformly over the measured span (after the
+/// warm-up cycle).
 pub fn run_trials(timeline: &Timeline, arrivals: &Arrivals, config: &TrialConfig) -> Trials {
     let mut rng = SplitMix64::for_label(config.seed, "failover");
     let mut out = Trials {
@@ -106,7 +107,7 @@ pub fn run_trials(timeline: &Timeline, arrivals: &Arrivals, config: &TrialConfig
     };
     let mut total = 0.0;
     for _ in 0..config.trials {
-        let at = Nanoseconds(rng.below(timeline.span.0.max(1)));
+        let at = timeline.measured_from + Nanoseconds(rng.below(timeline.span.0.max(1)));
         let held = arrivals.arrived(at);
         let applied = timeline
             .windows

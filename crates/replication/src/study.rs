@@ -331,7 +331,7 @@ fn simulate_at(
             calibrated_bytes_per_s: s * r_gen,
         },
     );
-    let measured_cycles = &timeline.cycles[..point.cycles as usize];
+    let measured_cycles = timeline.measured_cycles(point.cycles);
     let measured_apply_time_s = measured_cycles
         .iter()
         .map(|c| (c.applied - c.ready).as_secs_f64())

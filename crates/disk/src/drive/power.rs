@@ -88,6 +88,43 @@ struct Level {
     exit_joules: f64,
 }
 
+impl EnergyReport {
+    /// What the meter booked between an `earlier` reading and this one: each time,
+    /// count and energy less the earlier's (a run's books with a warm-up left out).
+    /// Panics if `earlier` is not an earlier reading of the same meter.
+    pub fn since(&self, earlier: &EnergyReport) -> EnergyReport {
+        let minus = |later: Nanoseconds, before: Nanoseconds| {
+            Nanoseconds(
+                later
+                    .0
+                    .checked_sub(before.0)
+                    .expect("an energy reading before the earlier one"),
+            )
+        };
+        let count = |later: u64, before: u64| {
+            later
+                .checked_sub(before)
+                .expect("an energy reading before the earlier one")
+        };
+        let mut by_level = self.by_level;
+        for (level, before) in by_level.iter_mut().zip(&earlier.by_level) {
+            level.standby = minus(level.standby, before.standby);
+            level.spin_downs = count(level.spin_downs, before.spin_downs);
+            level.spin_ups = count(level.spin_ups, before.spin_ups);
+        }
+        EnergyReport {
+            active: minus(self.active, earlier.active),
+            idle: minus(self.idle, earlier.idle),
+            standby: minus(self.standby, earlier.standby),
+            transition: minus(self.transition, earlier.transition),
+            spin_downs: count(self.spin_downs, earlier.spin_downs),
+            spin_ups: count(self.spin_ups, earlier.spin_ups),
+            by_level,
+            joules: self.joules - earlier.joules,
+        }
+    }
+}
+
 /// The power model of one drive. See the module documentation.
 #[derive(Clone, Debug)]
 pub struct PowerMeter {
