@@ -79,6 +79,17 @@ fn run(id: &str, out: &Path) {
     run_and_write(experiment, &context, out, None).expect("experiment runs");
 }
 
+/// Runs experiment `id` into `out`; its claims as `summary.json` holds them, and its
+/// `summary.md`.
+fn run_and_read(id: &str, out: &Path) -> (Vec<serde_json::Value>, String) {
+    run(id, out);
+    let directory = out.join(id);
+    let json: serde_json::Value =
+        serde_json::from_str(&read(&directory.join("summary.json"))).unwrap();
+    let claims = json.as_array().expect("a list of claims").clone();
+    (claims, read(&directory.join("summary.md")))
+}
+
 // Guards issue 12 §2 "claims that hold by construction are not checks": the boundary
 // test's first-zone track size (the catalog was built from it), the zero-latency
 // test's stand-ins' buffer share (their entries turn the feature off) and dab-iometer's
@@ -98,11 +109,7 @@ fn claims_true_by_construction_are_inputs() {
         ("dab-iometer", "a single disk is roughly RAID-1", 1),
     ];
     for (id, claim_start, inputs) in expected {
-        run(id, out.path());
-        let directory = out.path().join(id);
-        let json: serde_json::Value =
-            serde_json::from_str(&read(&directory.join("summary.json"))).unwrap();
-        let claims = json.as_array().expect("a list of claims");
+        let (claims, summary) = run_and_read(id, out.path());
         let marked: Vec<&serde_json::Value> =
             claims.iter().filter(|c| c["kind"] == "input").collect();
         assert_eq!(marked.len(), inputs, "{id}: inputs {marked:?}");
@@ -121,7 +128,6 @@ fn claims_true_by_construction_are_inputs() {
             );
         }
         let checks = claims.len() - inputs;
-        let summary = read(&directory.join("summary.md"));
         let counted = format!("checks within tolerance ({inputs} input");
         assert!(
             summary.contains(&format!(" of {checks} {counted}")),
@@ -153,11 +159,7 @@ fn claims_a_rule_decides_are_rules() {
         ),
     ];
     for (id, starts) in expected {
-        run(id, out.path());
-        let directory = out.path().join(id);
-        let json: serde_json::Value =
-            serde_json::from_str(&read(&directory.join("summary.json"))).unwrap();
-        let claims = json.as_array().expect("a list of claims");
+        let (claims, summary) = run_and_read(id, out.path());
         let rules: Vec<&serde_json::Value> =
             claims.iter().filter(|c| c["kind"] == "rule").collect();
         assert_eq!(rules.len(), starts.len(), "{id}: rules {rules:?}");
@@ -172,7 +174,6 @@ fn claims_a_rule_decides_are_rules() {
                 "{id}: `{text}` does not say why it is a rule"
             );
         }
-        let summary = read(&directory.join("summary.md"));
         let checks = claims.len() - rules.len();
         assert!(
             summary.contains(&format!(

@@ -225,9 +225,9 @@ impl Timeline {
 
     /// Log bytes per second of applying over the windows that held each batch's
     /// backlog (the log arrived by its spin-up order), the slowest batch of the
-    /// first `cycles` measured ones: what a recovery must achieve, since a disaster just before a
-    /// batch leaves exactly that backlog (the windows that followed, applying what
-    /// arrived during the batch, do not count here).
+    /// first `cycles` measured ones: what a recovery must achieve, since a disaster
+    /// just before a batch leaves exactly that backlog (the windows that followed,
+    /// applying what arrived during the batch, do not count here).
     pub fn backlog_bytes_per_s(&self, arrivals: &Arrivals, cycles: u32) -> f64 {
         self.applied_per_cycle(arrivals, cycles, true)
             .into_iter()
@@ -238,8 +238,9 @@ impl Timeline {
 
     /// Log bytes per second of applying over the windows that followed each
     /// batch's backlog (the log that arrived while the batch applied), over the
-    /// first `cycles` measured cycles; `None` when no batch had such windows. What these
-    /// windows cost beyond the backlog is why a batch applies longer than T_apl.
+    /// first `cycles` measured cycles; `None` when no batch had such windows. What
+    /// these windows cost beyond the backlog is why a batch applies longer than
+    /// T_apl.
     pub fn catch_up_bytes_per_s(&self, arrivals: &Arrivals, cycles: u32) -> Option<f64> {
         let (bytes, time) = self
             .applied_per_cycle(arrivals, cycles, false)
