@@ -307,20 +307,19 @@ pub fn run_timeline(
         volume
             .engine
             .run_until(start.max(volume.engine.now()), &mut out);
-        // A batch that overran moves a reading to where it ended.
-        if k == warm_up {
-            (energy_from, measured_from) = crate::energy::drive_reports(
+        // The books' two readings; a batch that overran moves one to where it ended.
+        let reading = || {
+            crate::energy::drive_reports(
                 &volume,
                 config.simulated_drives,
                 start.max(volume.engine.now()),
-            );
+            )
+        };
+        if k == warm_up {
+            (energy_from, measured_from) = reading();
         }
         if k == last {
-            let (at_end, end) = crate::energy::drive_reports(
-                &volume,
-                config.simulated_drives,
-                start.max(volume.engine.now()),
-            );
+            let (at_end, end) = reading();
             span = end - measured_from;
             energy = at_end
                 .iter()

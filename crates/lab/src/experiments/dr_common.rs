@@ -133,6 +133,22 @@ pub fn point(window_mb: Option<u64>, rto_s: u64, seed: u64) -> PointConfig {
     )
 }
 
+/// Why "no failover trial missed the RTO" is a rule, not a check: the plan search
+/// accepts a plan only once its trials all held.
+pub const FAILOVER_ACCEPTANCE_RULE: &str =
+    "Rule, not a check: a plan is accepted only once its 1,000 seeded failover trials all \
+     held (spinstack_replication::search), so an accepted configuration cannot show a \
+     violation: the trials are the acceptance test, not an independent check.";
+
+/// Why a refusal is a rule, not a check: the planner refuses every RTO not above
+/// spin-up + spin-down; `transitions` says what they add up to for the drive.
+pub fn refusal_rule(transitions: &str) -> String {
+    format!(
+        "Rule, not a check: the planner refuses every RTO not above spin-up + spin-down \
+         (§3.1: T_RTO > T_up + T_down), {transitions}; no simulation decides it."
+    )
+}
+
 /// `point` read as the paper's §3.1 reads its RTO: the whole RTO is the log
 /// application's budget (T_RTO = RTO), the spin-up and spin-down paid on top;
 /// §3.1 asks only that RTO > T_up + T_down. spinstack's planner takes the

@@ -256,12 +256,7 @@ impl Experiment for DrPgbench {
                 violations as f64,
                 Tolerance::Absolute(0.0),
             )
-            .rule(
-                "Rule, not a check: a plan is accepted only once its 1,000 seeded failover \
-                 trials all held (spinstack_replication::search), so an accepted configuration \
-                 cannot show a violation: the trials are the acceptance test, not an independent \
-                 check.",
-            ),
+            .rule(dr::FAILOVER_ACCEPTANCE_RULE),
         ];
         let mut notes = vec![format!(
             "WAL: pgbench -s {PGBENCH_SCALE}, one client, {}, PostgreSQL's pg_waldump: \

@@ -281,11 +281,9 @@ fn claims(all: &[(u32, Vec<PointReport>)], read: &[(u32, PointReport)]) -> Vec<C
             if refused_30 { 1.0 } else { 0.0 },
             Tolerance::Absolute(0.0),
         )
-        .rule(
-            "Rule, not a check: the planner refuses every RTO not above spin-up + spin-down \
-             (§3.1: T_RTO > T_up + T_down), 26 s + 15 s = 41 s for the Ultrastar (Table 2); \
-             no simulation decides it.",
-        ),
+        .rule(dr::refusal_rule(
+            "26 s + 15 s = 41 s for the Ultrastar (Table 2)",
+        )),
     );
     // A refused configuration saves nothing (the secondary then applies
     // conventionally), as the power-saved claims count it; a point outside the
@@ -328,12 +326,7 @@ fn claims(all: &[(u32, Vec<PointReport>)], read: &[(u32, PointReport)]) -> Vec<C
             f64::from(violations),
             Tolerance::Absolute(0.0),
         )
-        .rule(
-            "Rule, not a check: a plan is accepted only once its 1,000 seeded failover \
-             trials all held (spinstack_replication::search), so an accepted configuration \
-             cannot show a violation: the trials are the acceptance test, not an independent \
-             check.",
-        ),
+        .rule(dr::FAILOVER_ACCEPTANCE_RULE),
     );
     claims
 }

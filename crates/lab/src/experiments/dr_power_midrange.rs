@@ -134,11 +134,7 @@ impl Experiment for DrPowerMidrange {
                  (it does not say how): a disagreement we keep, since a recovery that finds \
                  the drives spinning down could not finish within 30 s.",
             )
-            .rule(
-                "Rule, not a check: the planner refuses every RTO not above spin-up + spin-down \
-                 (§3.1: T_RTO > T_up + T_down), 17 s + 17 s = 34 s here; no simulation decides \
-                 it.",
-            ),
+            .rule(dr::refusal_rule("17 s + 17 s = 34 s here")),
         ];
         let mut notes = dr::setup_notes(&site, &context.scale);
         notes.push(

@@ -386,6 +386,11 @@ fn diff_miss(
     )
 }
 
+/// Why "no member request crosses a track" is a rule, not a check.
+const TRACK_CUT_RULE: &str = "Rule, not a check: the track-aligned RAID-5 cuts every member \
+    request at the member's track boundaries and its plug never merges across one (§3's \
+    track-aware make_request and unplug), so this checks the code, not the model.";
+
 pub(super) fn bonnie(runs: &[Measured], writes: &super::WritePhase) -> Outcome {
     let variants = &VARIANTS;
     let [conventional, aligned, no_plug, conventional_free, aligned_free] =
@@ -414,11 +419,7 @@ pub(super) fn bonnie(runs: &[Measured], writes: &super::WritePhase) -> Outcome {
             Tolerance::Absolute(1.0),
         )
         .explain_if_missed(account(&variants[2], aligned))
-        .rule(
-            "Rule, not a check: the track-aligned RAID-5 cuts every member request at the \
-             member's track boundaries and its plug never merges across one (§3's track-aware \
-             make_request and unplug), so this checks the code, not the model.",
-        ),
+        .rule(TRACK_CUT_RULE),
         Claim::with_tolerance(
             "Bonnie read, track-aligned RAID-5: mean member request (one track ≈ 550 KB)",
             "§3 (chunk = one track per member; Table 2's 1,025–1,196-sector tracks)",
@@ -561,11 +562,7 @@ pub(super) fn diff(runs: &[Measured], apart: &Apart) -> Outcome {
             Tolerance::Absolute(1.0),
         )
         .explain_if_missed(account(&variants[2], aligned))
-        .rule(
-            "Rule, not a check: the track-aligned RAID-5 cuts every member request at the \
-             member's track boundaries and its plug never merges across one (§3's track-aware \
-             make_request and unplug), so this checks the code, not the model.",
-        ),
+        .rule(TRACK_CUT_RULE),
     ];
     Outcome {
         data: data_table("diff 2 x 512 MB", variants, runs),
