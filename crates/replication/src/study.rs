@@ -461,11 +461,11 @@ fn too_large_for_the_log(site: &Site, window_bytes: Option<u64>) -> Option<Strin
     // fold one row's changes from different laps, a folding no real log offers.
     window_bytes.filter(|&w| w > log_total).map(|window| {
         format!(
-            "the window buffer ({} MB) is larger than the measured log ({} MB of {} \
+            "the window buffer ({:.2} MB) is larger than the measured log ({:.2} MB of {} \
              transactions, after the first tenth warmed the buffer pool): choose a smaller \
              window, or a log of at least {} transactions like these",
-            window >> 20,
-            log_total >> 20,
+            window as f64 / 1048576.0,
+            log_total as f64 / 1048576.0,
             site.workload.transactions_measured,
             transactions_to_fill(&site.workload, window)
         )
