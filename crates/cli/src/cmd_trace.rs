@@ -252,6 +252,16 @@ fn info(args: InfoArgs) -> anyhow::Result<()> {
         return Ok(());
     }
     println!("{} ({}): {} records", info.file, info.format, info.records);
+    if info.records == 0 {
+        // No sizes, span or duration to speak of.
+        if info.skipped_other_devices > 0 {
+            println!(
+                "  skipped {} records of other devices",
+                info.skipped_other_devices
+            );
+        }
+        return Ok(());
+    }
     println!(
         "  reads {}  writes {}  trims {}  flushes {}  (read fraction {:.3})",
         info.reads, info.writes, info.trims, info.flushes, info.read_fraction
@@ -356,6 +366,20 @@ fn convert(args: ConvertArgs) -> anyhow::Result<()> {
     progress.finish_and_clear();
     let written = writer.written();
     writer.finish()?;
+    if written == 0 {
+        // An iolog of no I/Os gives fio nothing to do; leave no such file behind.
+        if let Some(path) = &args.out {
+            let _ = std::fs::remove_file(path);
+        }
+        anyhow::bail!(
+            "{}: no I/Os to write ({})",
+            args.file.display(),
+            match skipped {
+                0 => "the trace holds no records".to_string(),
+                skipped => format!("its {skipped} records are all of other devices"),
+            }
+        );
+    }
     let target = args
         .out
         .as_ref()

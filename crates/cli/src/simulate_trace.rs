@@ -212,6 +212,16 @@ pub(crate) fn replay<D: BlockDevice>(
     };
     let wall_seconds = started.elapsed().as_secs_f64();
     feed.progress.finish_and_clear();
+    // Statistics of nothing would print as zeros that look like measurements.
+    anyhow::ensure!(
+        feed.taken() > 0,
+        "{}: no requests to replay ({})",
+        trace.display(),
+        match feed.skipped_other_devices {
+            0 => "the trace holds no records".to_string(),
+            skipped => format!("its {skipped} records are all of other devices"),
+        }
+    );
     let format = input.format();
     let report = TraceReport {
         disk: disk.to_string(),
