@@ -193,3 +193,23 @@ fn status_at_rest_writes_nothing() {
     );
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+// Proves `serve` refuses more than a second of busy polling before it opens the
+// volume or listens (the flag was unbounded: 999999999 µs would spin a core for
+// each connection's idle gaps).
+#[test]
+fn serve_refuses_unbounded_polling() {
+    let dir = std::env::temp_dir().join(format!("spinstack-serve-poll-{}", std::process::id()));
+    let out = Command::new(env!("CARGO_BIN_EXE_spinstack"))
+        .args(["serve", "--socket"])
+        .arg(dir.join("nbd.sock"))
+        .args(["--poll-us", "2000000"])
+        .arg(&dir)
+        .output()
+        .expect("the binary runs");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        !out.status.success() && stderr.contains("--poll-us must be at most 1000000"),
+        "{stderr}"
+    );
+}
