@@ -90,6 +90,14 @@ impl TraceInput {
     }
 }
 
+/// Why a trace gave a command no requests: it has none, or all are of other devices.
+pub(crate) fn why_no_records(skipped_other_devices: u64) -> String {
+    match skipped_other_devices {
+        0 => "the trace holds no records".to_string(),
+        skipped => format!("its {skipped} records are all of other devices"),
+    }
+}
+
 /// A spinner on standard error counting records (hidden when stderr is not a
 /// terminal): traces run to millions of lines.
 pub(crate) fn record_progress(label: &str) -> indicatif::ProgressBar {
@@ -374,10 +382,7 @@ fn convert(args: ConvertArgs) -> anyhow::Result<()> {
         anyhow::bail!(
             "{}: no I/Os to write ({})",
             args.file.display(),
-            match skipped {
-                0 => "the trace holds no records".to_string(),
-                skipped => format!("its {skipped} records are all of other devices"),
-            }
+            why_no_records(skipped)
         );
     }
     let target = args

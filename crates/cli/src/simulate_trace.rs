@@ -217,10 +217,7 @@ pub(crate) fn replay<D: BlockDevice>(
         feed.taken() > 0,
         "{}: no requests to replay ({})",
         trace.display(),
-        match feed.skipped_other_devices {
-            0 => "the trace holds no records".to_string(),
-            skipped => format!("its {skipped} records are all of other devices"),
-        }
+        crate::cmd_trace::why_no_records(feed.skipped_other_devices)
     );
     let format = input.format();
     let report = TraceReport {

@@ -19,9 +19,11 @@
 //! applying it takes exactly T_RTO.
 //!
 //! The plan is refused (never silently clipped) when R_apl ≤ R_gen (the batches
-//! could never catch up) or RTO ≤ T_up + T_down (a disaster during a spin-down
+//! could never catch up), RTO ≤ T_up + T_down (a disaster during a spin-down
 //! could not be recovered in time: the Ultrastar 36Z15's 26 s + 15 s against an
-//! RTO of 30 s).
+//! RTO of 30 s) or the interval is beyond any representable time. It is computed
+//! through s = R_apl / R_gen (T_wnd = s² / (s − 1) · T_RTO), which does not
+//! overflow where R_apl² would.
 
 use serde::Serialize;
 use spinstack_sim::units::Nanoseconds;
