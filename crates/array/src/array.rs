@@ -63,6 +63,25 @@ fn checked_spec(dir: &Path, spec: &ArraySpec) -> Result<ArraySpec, ArrayError> {
     if spec.member_size.0 == 0 {
         return Err(bad_spec(dir, "member size must be at least one sector"));
     }
+    // An option the level has no use for is an error, not silently dropped.
+    if spec.chunk.is_some() && !level_uses_chunk(level) {
+        return Err(bad_spec(
+            dir,
+            format!(
+                "a {} has no chunk (raid0, raid10 and raid5 do)",
+                level.name()
+            ),
+        ));
+    }
+    if spec.track_units.is_some() && level != Level::Raid5TrackAligned {
+        return Err(bad_spec(
+            dir,
+            format!(
+                "track units apply to raid5-track-aligned only, not to a {}",
+                level.name()
+            ),
+        ));
+    }
     spec.chunk = if level_uses_chunk(level) {
         Some(spec.chunk.unwrap_or(DEFAULT_CHUNK))
     } else {

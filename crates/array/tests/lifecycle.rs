@@ -231,6 +231,37 @@ fn bad_members_are_refused_with_the_file_named() {
 }
 
 // Proves (at compile time) that an array can move to a server thread.
+/// An option the level has no use for is refused, naming it, instead of dropped: a
+/// chunk for a mirror or the track-aligned RAID-5 (whose units are tracks), track
+/// units for a plain RAID-5. (Before, `volume create --level raid5 --track-units
+/// whole-track` made an ordinary RAID-5 without a word.)
+#[test]
+fn options_the_level_does_not_use_are_refused() {
+    let dir = temp_dir("unused-options");
+    for (mut spec, says) in [
+        (spec(Level::Raid1, 2, 2048), "a raid1 has no chunk"),
+        (
+            spec(Level::Raid5TrackAligned, 3, 8192),
+            "a raid5-track-aligned has no chunk",
+        ),
+        (
+            spec(Level::Raid5, 3, 2048),
+            "track units apply to raid5-track-aligned only",
+        ),
+    ] {
+        if spec.level == Level::Raid5 {
+            spec.track_units = Some(TrackUnits::WholeTrack);
+        } else {
+            spec.chunk = Some(Sectors(16));
+        }
+        let error = Array::create(&dir, &spec)
+            .err()
+            .expect("refused")
+            .to_string();
+        assert!(error.contains(says), "{error}");
+    }
+}
+
 #[test]
 fn array_is_send() {
     fn is_send<T: Send>() {}

@@ -72,8 +72,20 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             args.method
         );
     };
+    anyhow::ensure!(
+        args.regions >= 1,
+        "--regions must be at least 1 (the timing method's extraction cursors)"
+    );
+    // Checked before an extraction that may take minutes, not after it.
+    if let Some(block_bytes) = args.bad_blocks {
+        anyhow::ensure!(
+            block_bytes > 0 && block_bytes % 512 == 0,
+            "--bad-blocks {block_bytes}: a file-system block size in bytes, a positive \
+             multiple of 512"
+        );
+    }
     let timing = TimingOptions {
-        regions: args.regions.max(1),
+        regions: args.regions,
         ..TimingOptions::default()
     };
     let map = if let Some(path) = &args.map {
@@ -181,4 +193,42 @@ fn run_experiment(args: &Args, id: &str) -> anyhow::Result<()> {
     println!("{summary}");
     println!("(written to {})", directory.display());
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::Parser;
+
+    #[derive(clap::Parser)]
+    struct ExtractCommandLine {
+        #[command(flatten)]
+        args: Args,
+    }
+
+    /// Options that were clamped or checked only after a whole extraction are
+    /// refused first, naming the option: --regions 0 (was silently 1) and a
+    /// --bad-blocks size that is not a multiple of 512 (was refused after the
+    /// extraction had run).
+    #[test]
+    fn refuses_bad_options_before_extracting() {
+        for (words, says) in [
+            (
+                &["extract", "--disk", "atlas10k", "--regions", "0"][..],
+                "--regions must be at least 1",
+            ),
+            (
+                &["extract", "--disk", "atlas10k", "--bad-blocks", "3000"][..],
+                "--bad-blocks 3000",
+            ),
+            (
+                &["extract", "--disk", "atlas10k", "--bad-blocks", "0"][..],
+                "--bad-blocks 0",
+            ),
+        ] {
+            let args = ExtractCommandLine::parse_from(words).args;
+            let error = run(args).unwrap_err().to_string();
+            assert!(error.contains(says), "{words:?}: {error}");
+        }
+    }
 }

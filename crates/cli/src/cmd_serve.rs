@@ -50,6 +50,12 @@ pub struct Args {
 pub fn run(args: Args) -> anyhow::Result<()> {
     // Signals are taken by `sigwait` in this thread only: block them before any
     // thread starts, so every thread inherits the mask.
+    // Polling busy-waits a core: longer than a second is a mistake, not a tuning.
+    anyhow::ensure!(
+        args.poll_us <= 1_000_000,
+        "--poll-us must be at most 1000000 (one second of busy polling), got {}",
+        args.poll_us
+    );
     let signals = block_termination_signals()?;
     let (array, report) =
         Array::open(&args.dir).with_context(|| format!("opening {}", args.dir.display()))?;
@@ -62,6 +68,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         }
     };
     let capacity_bytes = array.capacity().bytes();
+    let member_drives = spinstack_array::member_disks(array.spec());
     let backend = Arc::new(StoreBackend::new(array, pacer));
     let address = match (&args.socket, args.listen) {
         (Some(path), _) => Address::Unix(path.clone()),
@@ -92,12 +99,16 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     let control_path = spinstack_array::control::socket_path(&args.dir);
     let control = ControlServer::start(&control_path, backend.clone(), extra)
         .with_context(|| format!("control socket {}", control_path.display()))?;
+    // Which drives pace the replies: the volume's, or the default when it names none.
+    let timing_text = match args.timing {
+        Timing::None => "none".to_string(),
+        Timing::Model => format!("model of {}", member_drives.join(", ")),
+    };
     println!(
-        "serving {} ({} bytes) on {bound}, export {:?}, timing {:?}; control {}",
+        "serving {} ({} bytes) on {bound}, export {:?}, timing {timing_text}; control {}",
         args.dir.display(),
         capacity_bytes,
         args.export_name,
-        args.timing,
         control_path.display()
     );
     let signal = wait_for(&signals)?;

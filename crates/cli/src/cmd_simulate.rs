@@ -145,7 +145,29 @@ struct Report {
     simulated_requests_per_wall_second: f64,
 }
 
+/// Flags that make sense only together, checked before any simulation: a flag
+/// that would be ignored is an error, not a silent default.
+fn check_flags(args: &Args) -> anyhow::Result<()> {
+    anyhow::ensure!(
+        args.stripes.is_none() || args.volume.is_some(),
+        "--stripes needs --volume (a RAID-5 volume file): a single drive has no stripes"
+    );
+    if args.trace.is_none() {
+        anyhow::ensure!(args.count >= 1, "--count must be at least 1");
+    }
+    let bound = EngineOptions::default().max_outstanding_per_device;
+    if let Some(depth) = args.queue_depth {
+        anyhow::ensure!(
+            (1..=bound).contains(&depth),
+            "--queue-depth must be between 1 and {bound} (the simulator's bound on \
+             requests one device holds), got {depth}"
+        );
+    }
+    Ok(())
+}
+
 pub fn run(args: Args) -> anyhow::Result<()> {
+    check_flags(&args)?;
     let options = DriveOptions {
         // A trace replayed by its times keeps the drive's own queue depth.
         queue_depth: args.disk.as_ref().and_then(|_| match &args.trace {
@@ -421,5 +443,26 @@ mod tests {
         assert!(simulate(device(), "fake", &args(&["--size-kib", "0"])).is_err());
         assert!(simulate(device(), "fake", &args(&["--queue-depth", "0"])).is_err());
         assert!(Cli::try_parse_from(["simulate", "--disk", "x", "--pattern", "zigzag"]).is_err());
+    }
+
+    // Proves flags that would be ignored or meaningless are refused before any run,
+    // each naming the flag: --stripes on a single drive (before, silently a 4 KiB
+    // random workload), --count 0 (before, statistics of nothing printed as zeros),
+    // a queue deeper than the simulator's per-device bound (before, an engine error
+    // naming DeviceId(0)).
+    #[test]
+    fn refuses_flags_that_would_be_ignored() {
+        for (extra, names) in [
+            (&["--stripes", "3"][..], "--stripes needs --volume"),
+            (&["--count", "0"][..], "--count must be at least 1"),
+            (
+                &["--queue-depth", "100000"][..],
+                "--queue-depth must be between 1 and 4096",
+            ),
+        ] {
+            let error = check_flags(&args(extra)).unwrap_err().to_string();
+            assert!(error.contains(names), "{extra:?}: {error}");
+        }
+        check_flags(&args(&["--count", "1", "--queue-depth", "4096"])).unwrap();
     }
 }

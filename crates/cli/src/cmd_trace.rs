@@ -90,6 +90,14 @@ impl TraceInput {
     }
 }
 
+/// Why a trace gave a command no requests: it has none, or all are of other devices.
+pub(crate) fn why_no_records(skipped_other_devices: u64) -> String {
+    match skipped_other_devices {
+        0 => "the trace holds no records".to_string(),
+        skipped => format!("its {skipped} records are all of other devices"),
+    }
+}
+
 /// A spinner on standard error counting records (hidden when stderr is not a
 /// terminal): traces run to millions of lines.
 pub(crate) fn record_progress(label: &str) -> indicatif::ProgressBar {
@@ -252,6 +260,16 @@ fn info(args: InfoArgs) -> anyhow::Result<()> {
         return Ok(());
     }
     println!("{} ({}): {} records", info.file, info.format, info.records);
+    if info.records == 0 {
+        // No sizes, span or duration to speak of.
+        if info.skipped_other_devices > 0 {
+            println!(
+                "  skipped {} records of other devices",
+                info.skipped_other_devices
+            );
+        }
+        return Ok(());
+    }
     println!(
         "  reads {}  writes {}  trims {}  flushes {}  (read fraction {:.3})",
         info.reads, info.writes, info.trims, info.flushes, info.read_fraction
@@ -356,6 +374,17 @@ fn convert(args: ConvertArgs) -> anyhow::Result<()> {
     progress.finish_and_clear();
     let written = writer.written();
     writer.finish()?;
+    if written == 0 {
+        // An iolog of no I/Os gives fio nothing to do; leave no such file behind.
+        if let Some(path) = &args.out {
+            let _ = std::fs::remove_file(path);
+        }
+        anyhow::bail!(
+            "{}: no I/Os to write ({})",
+            args.file.display(),
+            why_no_records(skipped)
+        );
+    }
     let target = args
         .out
         .as_ref()

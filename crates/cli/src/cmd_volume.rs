@@ -41,7 +41,7 @@ enum VolumeCommand {
         #[arg(long)]
         buffer: Option<String>,
         /// write-back or write-through (with --buffer).
-        #[arg(long, default_value = "write-back")]
+        #[arg(long, default_value = "write-back", requires = "buffer")]
         buffer_policy: String,
         /// raid5-track-aligned: whole-track | smallest-track | largest-track.
         #[arg(long)]

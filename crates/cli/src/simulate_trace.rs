@@ -212,6 +212,13 @@ pub(crate) fn replay<D: BlockDevice>(
     };
     let wall_seconds = started.elapsed().as_secs_f64();
     feed.progress.finish_and_clear();
+    // Statistics of nothing would print as zeros that look like measurements.
+    anyhow::ensure!(
+        feed.taken() > 0,
+        "{}: no requests to replay ({})",
+        trace.display(),
+        crate::cmd_trace::why_no_records(feed.skipped_other_devices)
+    );
     let format = input.format();
     let report = TraceReport {
         disk: disk.to_string(),

@@ -242,3 +242,44 @@ fn convert_output_is_accepted_by_fio() {
         assert_eq!(report["jobs"][0]["write"]["total_ios"], 2, "v{version}");
     }
 }
+
+// Proves a trace with no requests for the replay is an error, not statistics of
+// nothing (before, `simulate --trace` of an empty file printed "mean 0.000" and
+// exit 0, and `convert` wrote an iolog of no I/Os); `info` just says 0 records.
+#[test]
+fn an_empty_trace_is_not_replayed_or_converted() {
+    let dir = temp_dir();
+    let empty = dir.join("empty.csv");
+    std::fs::write(&empty, "").unwrap();
+    let path = empty.to_str().unwrap();
+    let out = spinstack(&[
+        "simulate", "--disk", "atlas10k", "--trace", path, "--format", "msr",
+    ]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        !out.status.success() && stderr.contains("no requests to replay"),
+        "{stderr}"
+    );
+    let iolog = dir.join("empty.iolog");
+    let out = spinstack(&[
+        "trace",
+        "convert",
+        "--format",
+        "msr",
+        path,
+        "--out",
+        iolog.to_str().unwrap(),
+    ]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        !out.status.success() && stderr.contains("no I/Os to write"),
+        "{stderr}"
+    );
+    assert!(!iolog.exists(), "no empty iolog is left behind");
+    let out = spinstack(&["trace", "info", "--format", "msr", path]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success() && stdout.trim_end().ends_with("0 records"),
+        "{stdout}"
+    );
+}

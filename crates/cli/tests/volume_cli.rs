@@ -113,6 +113,43 @@ fn bad_level_is_a_clear_error() {
     );
 }
 
+// Proves options a volume would not use are refused before anything is created,
+// each naming the option: a buffer policy without a buffer (clap), track units for a
+// plain RAID-5 and a chunk for a mirror (the array's spec check).
+#[test]
+fn unused_options_are_refused() {
+    let base = ["create", "--members", "3", "--member-size", "1MiB"];
+    for (extra, says) in [
+        (
+            &["--level", "raid5", "--buffer-policy", "write-through"][..],
+            "--buffer",
+        ),
+        (
+            &["--level", "raid5", "--track-units", "whole-track"][..],
+            "track units",
+        ),
+        (
+            &["--level", "raid1", "--chunk", "64KiB"][..],
+            "a raid1 has no chunk",
+        ),
+    ] {
+        let dir = std::env::temp_dir().join(format!(
+            "spinstack-volume-cli-unused-{}-{}",
+            extra[1],
+            std::process::id()
+        ));
+        let _ = std::fs::remove_dir_all(&dir);
+        let words: Vec<&str> = base.iter().chain(extra).copied().collect();
+        let out = spinstack(&words, &dir);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            !out.status.success() && stderr.contains(says),
+            "{extra:?}: {stderr}"
+        );
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+}
+
 // Proves `volume status` at rest is read-only: no superblock is rewritten (before it
 // read the array by opening and closing it, which spent a generation every time).
 #[test]
@@ -155,4 +192,24 @@ fn status_at_rest_writes_nothing() {
         (Some("healthy"), Some(true))
     );
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+// Proves `serve` refuses more than a second of busy polling before it opens the
+// volume or listens (the flag was unbounded: 999999999 µs would spin a core for
+// each connection's idle gaps).
+#[test]
+fn serve_refuses_unbounded_polling() {
+    let dir = std::env::temp_dir().join(format!("spinstack-serve-poll-{}", std::process::id()));
+    let out = Command::new(env!("CARGO_BIN_EXE_spinstack"))
+        .args(["serve", "--socket"])
+        .arg(dir.join("nbd.sock"))
+        .args(["--poll-us", "2000000"])
+        .arg(&dir)
+        .output()
+        .expect("the binary runs");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        !out.status.success() && stderr.contains("--poll-us must be at most 1000000"),
+        "{stderr}"
+    );
 }

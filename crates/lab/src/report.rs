@@ -69,9 +69,18 @@ fn after_claims_section(body: &str) -> &str {
 
 /// Experiment directories under `out`: registry order first, then any others by name.
 fn discover(out: &Path, known_order: &[&str]) -> Result<Vec<Found>, LabError> {
-    let entries = std::fs::read_dir(out).map_err(|error| LabError::Io {
-        path: out.to_path_buf(),
-        error,
+    let entries = std::fs::read_dir(out).map_err(|error| {
+        // No directory is no results: say what to run, not only the OS error.
+        if error.kind() == std::io::ErrorKind::NotFound {
+            LabError::NoResults {
+                path: out.to_path_buf(),
+            }
+        } else {
+            LabError::Io {
+                path: out.to_path_buf(),
+                error,
+            }
+        }
     })?;
     let mut ids: Vec<String> = entries
         .filter_map(|e| e.ok())

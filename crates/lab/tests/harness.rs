@@ -104,6 +104,23 @@ fn every_experiment_writes_its_files() {
 
 // Proves `report` gathers experiment results into REPORT.md and report.html, and
 // refuses a directory with no results.
+/// A results directory that does not exist reads as no results and says what to run
+/// (before, the report printed only the OS error "No such file or directory").
+#[test]
+fn report_without_results_says_what_to_run() {
+    let out = tempfile::tempdir().unwrap();
+    let missing = out.path().join("results");
+    let error = spinstack_lab::report::write_report(&missing, &[]).unwrap_err();
+    assert!(
+        matches!(error, spinstack_lab::LabError::NoResults { .. }),
+        "{error}"
+    );
+    assert!(
+        error.to_string().contains("spinstack reproduce --all"),
+        "{error}"
+    );
+}
+
 #[test]
 fn report_gathers_results() {
     let out = tempfile::tempdir().unwrap();

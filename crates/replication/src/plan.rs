@@ -19,9 +19,11 @@
 //! applying it takes exactly T_RTO.
 //!
 //! The plan is refused (never silently clipped) when R_apl ≤ R_gen (the batches
-//! could never catch up) or RTO ≤ T_up + T_down (a disaster during a spin-down
+//! could never catch up), RTO ≤ T_up + T_down (a disaster during a spin-down
 //! could not be recovered in time: the Ultrastar 36Z15's 26 s + 15 s against an
-//! RTO of 30 s).
+//! RTO of 30 s) or the interval is beyond any representable time. It is computed
+//! through s = R_apl / R_gen (T_wnd = s² / (s − 1) · T_RTO), which does not
+//! overflow where R_apl² would.
 
 use serde::Serialize;
 use spinstack_sim::units::Nanoseconds;
@@ -76,6 +78,11 @@ pub enum PlanError {
     ApplyNotFaster { r_gen: f64, r_apl: f64 },
     #[error("{what} must be a positive finite number, got {value}")]
     BadInput { what: &'static str, value: f64 },
+    #[error(
+        "R_gen {r_gen} B/s and R_apl {r_apl} B/s give a batch interval beyond any \
+         representable time"
+    )]
+    OutOfRange { r_gen: f64, r_apl: f64 },
 }
 
 /// The plan for `input`, or why there is none.
@@ -106,10 +113,18 @@ pub fn plan(input: &PlanInput) -> Result<BatchPlan, PlanError> {
         return Err(PlanError::ApplyNotFaster { r_gen, r_apl });
     }
     let budget = rto_s - needed_s;
-    Ok(BatchPlan {
+    // In terms of s = R_apl / R_gen (T_wnd = s² / (s − 1) · T_RTO, T_apl = s / (s − 1)
+    // · T_RTO): the rates' own products overflow for rates near f64's range.
+    let speedup = r_apl / r_gen;
+    let per_budget = speedup / (speedup - 1.0);
+    let batch = BatchPlan {
         apply_budget_s: budget,
-        batch_interval_s: r_apl * r_apl / ((r_apl - r_gen) * r_gen) * budget,
-        apply_time_s: r_apl / (r_apl - r_gen) * budget,
-        apply_speedup: r_apl / r_gen,
-    })
+        batch_interval_s: speedup * per_budget * budget,
+        apply_time_s: per_budget * budget,
+        apply_speedup: speedup,
+    };
+    if !(batch.batch_interval_s.is_finite() && batch.apply_time_s.is_finite()) {
+        return Err(PlanError::OutOfRange { r_gen, r_apl });
+    }
+    Ok(batch)
 }

@@ -461,12 +461,27 @@ fn too_large_for_the_log(site: &Site, window_bytes: Option<u64>) -> Option<Strin
     // fold one row's changes from different laps, a folding no real log offers.
     window_bytes.filter(|&w| w > log_total).map(|window| {
         format!(
-            "the window buffer ({} MB) is larger than the generated log ({} MB); generate \
-             more transactions",
-            window >> 20,
-            log_total >> 20
+            "the window buffer ({:.2} MB) is larger than the measured log ({:.2} MB of {} \
+             transactions, after the first tenth warmed the buffer pool): choose a smaller \
+             window, or a log of at least {} transactions like these",
+            window as f64 / 1048576.0,
+            log_total as f64 / 1048576.0,
+            site.workload.transactions_measured,
+            transactions_to_fill(&site.workload, window)
         )
     })
+}
+
+/// Transactions (warm-up included) whose measured log fills `window_bytes`, at
+/// `workload`'s log bytes per transaction, rounded up to ten thousand.
+pub fn transactions_to_fill(workload: &crate::site::Workload, window_bytes: u64) -> u64 {
+    let measured = workload.measured();
+    let per_transaction =
+        crate::log::log_bytes(measured) as f64 / workload.transactions_measured.max(1) as f64;
+    // The warm-up's records are not measured: scale by all records over measured ones.
+    let warm_up_factor = workload.records.len() as f64 / measured.len().max(1) as f64;
+    let needed = window_bytes as f64 / per_transaction.max(1.0) * warm_up_factor;
+    (needed / 10_000.0).ceil() as u64 * 10_000
 }
 
 /// Study one configuration: calibrate R_apl on back-to-back windows, then search

@@ -76,3 +76,31 @@ fn refuses_what_it_cannot_hold() {
     deskstar.spin_down = Nanoseconds::from_ms(700);
     assert!(plan(&deskstar).is_ok());
 }
+
+// Proves every accepted plan is finite and holds the RTO over rates across f64's
+// range (before, 1e300 and 1e308 B/s overflowed R_apl² and printed "T_wnd NaN s"),
+// and that a plan beyond representable time is refused, not returned.
+#[test]
+fn plans_are_finite_or_refused_across_the_range() {
+    let rates = [1e-300, 1e-6, 1.0, 3.3e5, 1e12, 1e300, 1e308, f64::MAX];
+    for r_gen in rates {
+        for r_apl in rates {
+            match plan(&input(r_gen, r_apl, 100, 26, 15)) {
+                Ok(p) => {
+                    assert!(r_apl > r_gen, "{r_gen} {r_apl}: {p:?}");
+                    assert!(p.batch_interval_s.is_finite() && p.apply_time_s.is_finite());
+                    assert!(p.batch_interval_s >= p.apply_time_s && p.apply_time_s >= 59.0);
+                    let recovery_s = (p.batch_interval_s - p.apply_time_s) / p.apply_speedup;
+                    assert!(
+                        (recovery_s - 59.0).abs() <= 1e-6 * 59.0,
+                        "{r_gen} {r_apl}: {p:?}"
+                    );
+                }
+                Err(error) => assert!(
+                    r_apl <= r_gen || matches!(error, PlanError::OutOfRange { .. }),
+                    "{r_gen} {r_apl}: {error}"
+                ),
+            }
+        }
+    }
+}

@@ -22,7 +22,8 @@ pub fn spec(level: Level, members: u32, member_size: u64) -> ArraySpec {
         level,
         members,
         member_size: Sectors(member_size),
-        chunk: Some(Sectors(16)),
+        // Only the striped levels take a chunk; the others refuse one.
+        chunk: matches!(level, Level::Raid0 | Level::Raid10 | Level::Raid5).then_some(Sectors(16)),
         disks: Vec::new(),
         buffer: None,
         track_units: None,
