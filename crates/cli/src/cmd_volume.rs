@@ -223,7 +223,8 @@ pub fn run(args: Args) -> anyhow::Result<()> {
                 array.fail_member(member)?;
                 Ok(serde_json::to_value(array.status())?)
             })?;
-            println!("member {member} of {} marked failed", dir.display());
+            // True whether this call failed it or it already was (failing is idempotent).
+            println!("member {member} of {} is failed", dir.display());
             Ok(())
         }
         VolumeCommand::Rebuild { dir, member } => {
