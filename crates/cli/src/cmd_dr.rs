@@ -13,6 +13,11 @@ use spinstack_sim::device::StandbyLevel;
 use spinstack_sim::units::Nanoseconds;
 use std::path::PathBuf;
 
+/// TPC-C warehouses when `--warehouses` is absent.
+const DEFAULT_WAREHOUSES: u32 = 16;
+/// TPC-C transactions when `--transactions` is absent: the paper's.
+const DEFAULT_TRANSACTIONS: u64 = 1_000_000;
+
 /// Arguments of `spinstack dr`.
 #[derive(clap::Args)]
 #[command(args_conflicts_with_subcommands = true)]
@@ -31,13 +36,14 @@ enum DrCommand {
 
 #[derive(clap::Args)]
 struct StudyArgs {
-    /// TPC-C warehouses.
-    #[arg(long, default_value_t = 16)]
-    warehouses: u32,
-    /// TPC-C transactions generated (the paper's 1,000,000: at W = 16 or 160 their
-    /// log fills the default 512 MB window; about a minute on one core).
-    #[arg(long, default_value_t = 1_000_000)]
-    transactions: u64,
+    /// TPC-C warehouses [default: 16]. Only with `--log tpcc`.
+    #[arg(long)]
+    warehouses: Option<u32>,
+    /// TPC-C transactions generated [default: the paper's 1,000,000: at W = 16 or
+    /// 160 their log fills the default 512 MB window; about a minute on one core].
+    /// Only with `--log tpcc`.
+    #[arg(long)]
+    transactions: Option<u64>,
     /// Window buffer in MB, or `none` (no compaction: LSN-order apply).
     #[arg(long, default_value = "512")]
     window: String,
@@ -195,11 +201,17 @@ fn run_study(args: StudyArgs) -> anyhow::Result<()> {
             Some((mb * 1048576.0) as u64)
         }
     };
-    anyhow::ensure!(args.warehouses >= 1, "--warehouses must be at least 1");
+    // The generator's options shape a generated log; a recorded one has its own.
     anyhow::ensure!(
-        args.transactions >= 1000,
-        "--transactions must be at least 1000"
+        args.log == "tpcc" || (args.warehouses.is_none() && args.transactions.is_none()),
+        "--warehouses and --transactions shape the TPC-C generator; --log {} brings its \
+         own transactions",
+        args.log
     );
+    let warehouses = args.warehouses.unwrap_or(DEFAULT_WAREHOUSES);
+    let transactions = args.transactions.unwrap_or(DEFAULT_TRANSACTIONS);
+    anyhow::ensure!(warehouses >= 1, "--warehouses must be at least 1");
+    anyhow::ensure!(transactions >= 1000, "--transactions must be at least 1000");
     // Table 1's p5 595, the largest site the paper names, has 6,400 data drives; each
     // simulated drive costs memory (100,000 took 11 GB).
     anyhow::ensure!(
@@ -214,14 +226,13 @@ fn run_study(args: StudyArgs) -> anyhow::Result<()> {
     );
     anyhow::ensure!(args.cycles >= 1, "--cycles must be at least 1");
     anyhow::ensure!(args.buffer_pool >= 1, "--buffer-pool must be at least 1 MB");
-    let mut config = SiteConfig::new(args.warehouses, args.transactions, args.seed);
+    let mut config = SiteConfig::new(warehouses, transactions, args.seed);
     config.data_drives = args.data_drives;
     config.buffer_pool_bytes = args.buffer_pool << 20;
     let progress = stage_spinner();
     progress.set_message(match args.log.as_str() {
         "tpcc" => format!(
-            "generating {} TPC-C transactions (W = {}); simulating the primary and a conventional secondary",
-            args.transactions, args.warehouses
+            "generating {transactions} TPC-C transactions (W = {warehouses}); simulating the primary and a conventional secondary"
         ),
         _ => "reading the log; simulating the primary and a conventional secondary".to_string(),
     });
@@ -236,6 +247,9 @@ fn run_study(args: StudyArgs) -> anyhow::Result<()> {
                 .with_context(|| format!("opening {}", path.display()))?;
             let wal =
                 pgwal::parse_reader(&path.display().to_string(), std::io::BufReader::new(file))?;
+            // No warehouses; the transactions are the log's own (its commits).
+            config.warehouses = 0;
+            config.transactions = wal.records.iter().filter(|r| r.ends_transaction).count() as u64;
             let workload = Workload::from_log(&config, wal.records, wal.pages);
             Site::measure_workload(config, spec, workload)?
         }
@@ -254,7 +268,14 @@ fn run_study(args: StudyArgs) -> anyhow::Result<()> {
     if args.json {
         println!("{}", serde_json::to_string_pretty(&report)?);
     } else {
-        print_report(&report);
+        let source = match args.log.as_str() {
+            "tpcc" => format!("W = {warehouses}, {transactions} TPC-C transactions"),
+            source => format!(
+                "{source}, {} transactions after the first tenth of its records",
+                site.workload.transactions_measured
+            ),
+        };
+        print_report(&report, &source);
     }
     Ok(())
 }
@@ -271,13 +292,13 @@ fn stage_spinner() -> indicatif::ProgressBar {
     spinner
 }
 
-fn print_report(r: &PointReport) {
+fn print_report(r: &PointReport, source: &str) {
     let window = r.window_bytes.map_or("none".to_string(), |b| {
         format!("{:.0} MB", b as f64 / 1048576.0)
     });
     println!(
-        "{} ({}), W = {}, {} transactions, window {window}, RTO {} s",
-        r.disk, r.standby, r.warehouses, r.transactions, r.rto_s
+        "{} ({}), {source}, window {window}, RTO {} s",
+        r.disk, r.standby, r.rto_s
     );
     println!(
         "data volume: {} drives per site, the database fills {:.1}% of each",
@@ -373,6 +394,23 @@ mod tests {
         }
     }
 
+    /// The TPC-C generator's options with a recorded log are refused, not ignored
+    /// (before, `--log pg:FILE --transactions 5000` ran on the file and the report's
+    /// first line said "W = 16, 200000 transactions").
+    #[test]
+    fn generator_options_with_a_recorded_log_are_refused() {
+        for option in ["--warehouses", "--transactions"] {
+            let words = ["dr", "--log", "pg:/nonexistent.txt", option, "5000"];
+            let error = run_study(DrCommandLine::parse_from(words).study)
+                .unwrap_err()
+                .to_string();
+            assert!(
+                error.contains("shape the TPC-C generator"),
+                "{option}: {error}"
+            );
+        }
+    }
+
     /// `spinstack dr` with no options studies something: its default transactions
     /// generate more measured log than its default window holds. (Before, 200,000
     /// transactions gave about 194 MB against the 512 MB window, and the bare
@@ -381,12 +419,12 @@ mod tests {
     fn the_defaults_fill_the_default_window() {
         let defaults = DrCommandLine::parse_from(["dr"]).study;
         let window_bytes = (defaults.window.parse::<f64>().expect("a size") * 1048576.0) as u64;
-        let sample = Workload::generate(&SiteConfig::new(defaults.warehouses, 20_000, 1));
+        assert_eq!((defaults.warehouses, defaults.transactions), (None, None));
+        let sample = Workload::generate(&SiteConfig::new(DEFAULT_WAREHOUSES, 20_000, 1));
         let needed = spinstack_replication::study::transactions_to_fill(&sample, window_bytes);
         assert!(
-            defaults.transactions >= needed,
-            "default {} transactions; the default {} MB window needs about {needed}",
-            defaults.transactions,
+            DEFAULT_TRANSACTIONS >= needed,
+            "default {DEFAULT_TRANSACTIONS} transactions; the default {} MB window needs about {needed}",
             window_bytes >> 20
         );
     }

@@ -93,6 +93,14 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     } else if let Some(device) = &args.device {
         let (report, map) = extract_device(device, &timing)?;
         print_report(&report, &report.message, args.json)?;
+        // No tracks is a finding; asked-for exports that cannot be written are an error.
+        let exports_asked = args.output.is_some() || args.bad_blocks.is_some() || args.summary;
+        if map.is_none() && exports_asked {
+            bail!(
+                "{}: nothing to export (--output, --bad-blocks or --summary): no track map",
+                device.display()
+            );
+        }
         map
     } else if let Some(disk) = &args.disk {
         let spec = spinstack_disk::catalog::resolve(disk)?;
@@ -204,6 +212,33 @@ mod tests {
     struct ExtractCommandLine {
         #[command(flatten)]
         args: Args,
+    }
+
+    /// A device with no track structure and an export asked for is an error (before,
+    /// `--device EMPTY --output MAP` printed the finding, wrote no map and exited 0);
+    /// the finding alone is not.
+    #[test]
+    fn exports_from_a_device_without_tracks_are_an_error() {
+        let dir = std::env::temp_dir().join(format!("spinstack-extract-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let device = dir.join("empty.img");
+        std::fs::write(&device, b"").unwrap();
+        let path = device.to_str().unwrap();
+        let map = dir.join("map.txt");
+        let words = [
+            "extract",
+            "--device",
+            path,
+            "--output",
+            map.to_str().unwrap(),
+        ];
+        let error = run(ExtractCommandLine::parse_from(words).args)
+            .unwrap_err()
+            .to_string();
+        assert!(error.contains("nothing to export"), "{error}");
+        assert!(!map.exists());
+        run(ExtractCommandLine::parse_from(["extract", "--device", path]).args).unwrap();
+        let _ = std::fs::remove_dir_all(&dir);
     }
 
     /// Options that were clamped or checked only after a whole extraction are

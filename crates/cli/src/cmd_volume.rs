@@ -158,6 +158,18 @@ pub fn run(args: Args) -> anyhow::Result<()> {
                 track_units: units.map(|u| track_units(&u)).transpose()?,
             };
             let array = Array::create(&dir, &spec)?;
+            // A member's tail shorter than a chunk holds no data: say so.
+            if let Some(chunk) = array.spec().chunk {
+                let unused = Sectors(array.spec().member_size.0 % chunk.0);
+                if unused.0 > 0 {
+                    eprintln!(
+                        "note: the last {} bytes of each member are unused (member size is \
+                         not a multiple of the {}-byte chunk)",
+                        unused.bytes(),
+                        chunk.bytes()
+                    );
+                }
+            }
             let status = array.status();
             array.close()?;
             println!(
@@ -211,7 +223,8 @@ pub fn run(args: Args) -> anyhow::Result<()> {
                 array.fail_member(member)?;
                 Ok(serde_json::to_value(array.status())?)
             })?;
-            println!("member {member} of {} marked failed", dir.display());
+            // True whether this call failed it or it already was (failing is idempotent).
+            println!("member {member} of {} is failed", dir.display());
             Ok(())
         }
         VolumeCommand::Rebuild { dir, member } => {

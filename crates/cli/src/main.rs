@@ -74,7 +74,61 @@ fn main() {
         Command::Dr(args) => cmd_dr::run(args),
     };
     if let Err(error) = result {
-        eprintln!("spinstack: error: {error:#}");
+        eprintln!("spinstack: error: {}", error_text(&error));
         std::process::exit(1);
+    }
+}
+
+/// The error and its causes, each cause said once: many error types already put
+/// their cause in their own message, and anyhow's `{:#}` would repeat it.
+fn error_text(error: &anyhow::Error) -> String {
+    let mut text = error.to_string();
+    for cause in error.chain().skip(1) {
+        let cause_text = cause.to_string();
+        if !text.contains(&cause_text) {
+            text.push_str(": ");
+            text.push_str(&cause_text);
+        }
+    }
+    text
+}
+
+#[cfg(test)]
+mod tests {
+    use super::error_text;
+
+    /// An error that says its cause in its message and also reports it as its source,
+    /// as the workspace's thiserror types with a `source` field do.
+    #[derive(Debug)]
+    struct Wrapped {
+        path: String,
+        source: std::io::Error,
+    }
+
+    impl std::fmt::Display for Wrapped {
+        fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            write!(f, "{}: {}", self.path, self.source)
+        }
+    }
+
+    impl std::error::Error for Wrapped {
+        fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+            Some(&self.source)
+        }
+    }
+
+    /// A cause already in its error's message is not said twice (before,
+    /// `volume status /nonexist` printed "No such file or directory" twice), and a
+    /// cause that is not is still said.
+    #[test]
+    fn causes_are_said_once() {
+        let io = || std::io::Error::new(std::io::ErrorKind::NotFound, "not found");
+        let error = anyhow::Error::new(Wrapped {
+            path: "/x".into(),
+            source: io(),
+        });
+        assert_eq!(error_text(&error), "/x: not found");
+        let error = anyhow::Error::new(io()).context("opening /y");
+        assert_eq!(error_text(&error), "opening /y: not found");
     }
 }

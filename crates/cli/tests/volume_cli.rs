@@ -213,3 +213,33 @@ fn serve_refuses_unbounded_polling() {
         "{stderr}"
     );
 }
+
+// Proves a member tail shorter than a chunk is reported, not silently lost: 1 MiB
+// members with 3 KiB chunks leave 1,024 bytes of each unused.
+#[test]
+fn an_unused_member_tail_is_reported() {
+    let dir =
+        std::env::temp_dir().join(format!("spinstack-volume-cli-tail-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let out = spinstack(
+        &[
+            "create",
+            "--level",
+            "raid5",
+            "--members",
+            "3",
+            "--member-size",
+            "1MiB",
+            "--chunk",
+            "3KiB",
+        ],
+        &dir,
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(
+        stderr.contains("the last 1024 bytes of each member are unused"),
+        "{stderr}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}

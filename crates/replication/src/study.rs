@@ -70,7 +70,9 @@ pub enum StudyError {
 /// Everything `spinstack dr --json` prints for one configuration.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct PointReport {
+    /// TPC-C warehouses; 0 for a recorded log.
     pub warehouses: u32,
+    /// Transactions generated, or the recorded log's commits.
     pub transactions: u64,
     pub disk: String,
     /// Drives of each site's data volume, and the database's share of each.
