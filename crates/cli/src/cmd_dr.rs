@@ -395,8 +395,9 @@ mod tests {
     }
 
     /// The TPC-C generator's options with a recorded log are refused, not ignored
-    /// (before, `--log pg:FILE --transactions 5000` ran on the file and the report's
-    /// first line said "W = 16, 200000 transactions").
+    /// (before, `--log pg:FILE --transactions 5000` ran on the file as if the option
+    /// were not there, and the report's first line said "W = 16, 5000 transactions"
+    /// of a log that has neither).
     #[test]
     fn generator_options_with_a_recorded_log_are_refused() {
         for option in ["--warehouses", "--transactions"] {

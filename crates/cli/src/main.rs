@@ -40,7 +40,8 @@ enum Command {
     Reproduce(cmd_reproduce::Args),
     /// Gather reproduced experiments into one REPORT.md and report.html.
     Report(cmd_report::Args),
-    /// Create and maintain persistent arrays of member files (status, fail, rebuild, scrub).
+    /// Create and maintain persistent arrays of member files (status, fail, rebuild,
+    /// scrub, badblocks).
     Volume(cmd_volume::Args),
     /// Serve a persistent volume over NBD (fio, qemu-img, nbdcopy, nbdfuse use it).
     Serve(cmd_serve::Args),

@@ -14,6 +14,31 @@ fn spinstack(args: &[&str], dir: &Path) -> std::process::Output {
         .expect("the binary runs")
 }
 
+/// An empty directory for one test, named after it and this process.
+fn fresh_dir(name: &str) -> std::path::PathBuf {
+    let dir = std::env::temp_dir().join(format!(
+        "spinstack-volume-cli-{name}-{}",
+        std::process::id()
+    ));
+    let _ = std::fs::remove_dir_all(&dir);
+    dir
+}
+
+/// `volume create` of a three-member RAID-5 of 1 MiB members in `dir`, with `extra`.
+fn create_small_raid5(dir: &Path, extra: &[&str]) -> std::process::Output {
+    let mut words = vec![
+        "create",
+        "--level",
+        "raid5",
+        "--members",
+        "3",
+        "--member-size",
+        "1MiB",
+    ];
+    words.extend_from_slice(extra);
+    spinstack(&words, dir)
+}
+
 fn ok_json(out: std::process::Output) -> serde_json::Value {
     assert!(
         out.status.success(),
@@ -154,20 +179,8 @@ fn unused_options_are_refused() {
 // read the array by opening and closing it, which spent a generation every time).
 #[test]
 fn status_at_rest_writes_nothing() {
-    let dir = std::env::temp_dir().join(format!("spinstack-volume-ro-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    let created = spinstack(
-        &[
-            "create",
-            "--level",
-            "raid5",
-            "--members",
-            "3",
-            "--member-size",
-            "1MiB",
-        ],
-        &dir,
-    );
+    let dir = fresh_dir("ro");
+    let created = create_small_raid5(&dir, &[]);
     assert!(created.status.success());
     let snapshot = || {
         let mut files: Vec<(std::path::PathBuf, Vec<u8>)> = std::fs::read_dir(&dir)
@@ -218,23 +231,8 @@ fn serve_refuses_unbounded_polling() {
 // members with 3 KiB chunks leave 1,024 bytes of each unused.
 #[test]
 fn an_unused_member_tail_is_reported() {
-    let dir =
-        std::env::temp_dir().join(format!("spinstack-volume-cli-tail-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    let out = spinstack(
-        &[
-            "create",
-            "--level",
-            "raid5",
-            "--members",
-            "3",
-            "--member-size",
-            "1MiB",
-            "--chunk",
-            "3KiB",
-        ],
-        &dir,
-    );
+    let dir = fresh_dir("tail");
+    let out = create_small_raid5(&dir, &["--chunk", "3KiB"]);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{stderr}");
     assert!(
