@@ -69,6 +69,28 @@ fn begin_makes_the_mark_durable_first() {
     assert!(intent.is_marked(4099) && !intent.is_marked(4100));
 }
 
+// Proves a write ended failed keeps its mark through data flushes and cleans, and
+// reopens dirty, so its region is resynced at the next open; a write ended normally
+// beside it is cleaned as usual.
+#[test]
+fn a_failed_write_stays_marked_until_resynced() {
+    let mut intent = new_intent(4);
+    intent.set_clean_after_ends(1);
+    intent.begin_range(1..3).unwrap();
+    intent.end_range_failed(1..2).unwrap();
+    intent.end(2).unwrap();
+    data_flush(&mut intent);
+    intent.sync_clean().unwrap();
+    assert!(intent.is_marked(1) && !intent.is_marked(2));
+    assert_eq!(intent.in_flight(1), 0);
+    let (mut intent, dirty) = reopen(intent);
+    assert_eq!(dirty, vec![1]);
+    intent.resynced(1).unwrap();
+    data_flush(&mut intent);
+    intent.sync_clean().unwrap();
+    assert!(!intent.is_marked(1), "clean once resynced and flushed");
+}
+
 // Proves a mark is kept while any write is in flight, and cleared only after the
 // last end *and* a data flush that started after it.
 #[test]

@@ -320,6 +320,21 @@ impl<S: BlockStore> WriteIntent<S> {
         Ok(())
     }
 
+    /// Records that a write begun on `regions` has returned an error: it may have
+    /// reached some members and not others, so their copies or parity may disagree.
+    /// The regions stay marked, as if found dirty at open, until [`resynced`]
+    /// (WriteIntent::resynced): no data flush cleans them, and the next open resyncs
+    /// them. All or nothing, as `end_range`.
+    ///
+    /// [`resynced`]: WriteIntent::resynced
+    pub fn end_range_failed(&mut self, regions: Range<u64>) -> Result<(), IntentError> {
+        self.end_range(regions.clone())?;
+        for region in regions {
+            set_bit(&mut self.resync_pending, region);
+        }
+        Ok(())
+    }
+
     /// Records that a region found dirty at open has been resynced (its copies or
     /// parity rewritten). Like an end, it is clean once a data flush has followed.
     pub fn resynced(&mut self, region: u64) -> Result<(), IntentError> {

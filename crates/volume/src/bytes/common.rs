@@ -256,9 +256,17 @@ impl<S: BlockStore> Intent<S> {
         Ok(regions)
     }
 
-    /// The write begun on `regions` has returned (successfully or not).
-    pub fn end(&mut self, regions: Range<u64>) {
-        let ended = self.record.end_range(regions);
+    /// The write begun on `regions` has returned: `succeeded` or not. A write that
+    /// returned an error may have reached some members and not others (an I/O error
+    /// that is not a member failure is passed up, the member kept), so its regions
+    /// stay marked until resynced (at the next assembly) instead of being cleaned by
+    /// the next data flush.
+    pub fn end(&mut self, regions: Range<u64>, succeeded: bool) {
+        let ended = if succeeded {
+            self.record.end_range(regions)
+        } else {
+            self.record.end_range_failed(regions)
+        };
         // Only a region without a write in flight can refuse, which `begin` rules out.
         debug_assert!(ended.is_ok(), "end without begin: {ended:?}");
     }

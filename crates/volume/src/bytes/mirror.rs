@@ -332,7 +332,7 @@ impl<S: BlockStore, M: CopyLayout> MirrorVolume<S, M> {
         };
         let result = self.change_copies(lbn, sectors, change);
         if let (Some(intent), Some(regions)) = (&mut self.intent, regions) {
-            intent.end(regions);
+            intent.end(regions, result.is_ok());
         }
         result
     }

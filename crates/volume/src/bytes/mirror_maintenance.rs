@@ -214,7 +214,7 @@ impl<S: BlockStore, M: CopyLayout> MirrorVolume<S, M> {
             }
         }
         if let (Some(intent), Some(regions)) = (&mut self.intent, regions) {
-            intent.end(regions);
+            intent.end(regions, result.is_ok());
         }
         Ok(result?)
     }

@@ -20,7 +20,7 @@
 use crate::common::{memory, Rng, SECTOR};
 use spinstack_sim::units::{Lbn, Sectors};
 use spinstack_store::intent::record_sectors;
-use spinstack_store::{BlockStore, FaultyStore, MemoryStore, PowerSwitch};
+use spinstack_store::{BlockStore, FaultyStore, MemoryStore, PowerSwitch, StoreError};
 use spinstack_volume::bytes::{Raid10Volume, Raid5Volume};
 use spinstack_volume::map::{MemberIndex, ParityLayout, Raid10Map, Raid5Map};
 
@@ -362,4 +362,101 @@ fn mirror_write_survives_crash_at_every_step() {
             format!("mirror cut after {k}")
         });
     }
+}
+
+/// A member whose next write fails with an ordinary I/O error (EIO, ENOSPC on a
+/// sparse member file), not a member failure, and which works again afterwards. The
+/// test holds a handle to `fail_next_write` to arm it.
+struct Flaky {
+    inner: MemoryStore,
+    fail_next_write: std::rc::Rc<std::cell::Cell<bool>>,
+}
+
+impl Flaky {
+    fn new(sectors: u64) -> Flaky {
+        Flaky {
+            inner: memory(sectors),
+            fail_next_write: Default::default(),
+        }
+    }
+}
+
+impl BlockStore for Flaky {
+    fn capacity(&self) -> Sectors {
+        self.inner.capacity()
+    }
+    fn read(&mut self, lbn: Lbn, buf: &mut [u8]) -> Result<(), StoreError> {
+        self.inner.read(lbn, buf)
+    }
+    fn write(&mut self, lbn: Lbn, buf: &[u8]) -> Result<(), StoreError> {
+        if self.fail_next_write.replace(false) {
+            return Err(StoreError::IoAt {
+                operation: "write",
+                path: "flaky".into(),
+                lbn,
+                sectors: Sectors((buf.len() / SECTOR) as u64),
+                source: std::io::Error::other("injected I/O error"),
+            });
+        }
+        self.inner.write(lbn, buf)
+    }
+    fn flush(&mut self) -> Result<(), StoreError> {
+        self.inner.flush()
+    }
+    fn trim(&mut self, lbn: Lbn, sectors: Sectors) -> Result<(), StoreError> {
+        self.inner.trim(lbn, sectors)
+    }
+}
+
+// Proves a write that returns an I/O error part-way through a stripe leaves its
+// region marked until resynced: after the failed write, a clean flush and a restart,
+// the region is dirty, resync makes parity agree, and a degraded read without a data
+// member the write never touched returns that member's data. (Before, the region's
+// bit was cleaned at the next flush although parity was stale, and that degraded
+// read returned P_old xor D_new: data the client never wrote. Found by this
+// sitting's review of the RAID-5 write path.)
+#[test]
+fn a_write_that_errs_midway_leaves_its_region_to_resync() {
+    let stores: Vec<Flaky> = (0..MEMBERS).map(|_| Flaky::new(MEMBER_SECTORS)).collect();
+    let parity = layout().parity_member(0);
+    let arm_parity = stores[parity.index()].fail_next_write.clone();
+    let record = Flaky::new(record_sectors(64).unwrap().0);
+    let mut volume = Raid5Volume::with_layout(layout(), stores)
+        .unwrap()
+        .with_intent(record, 1)
+        .unwrap();
+    let image = Rng::new(42).bytes(volume.capacity().0 as usize * SECTOR);
+    volume.write(Lbn(0), &image).unwrap();
+    volume.flush_and_clean().unwrap();
+    // Two sectors inside stripe 0's first chunk: its member is written first, then
+    // the parity member, whose write fails.
+    let (written, _) = layout().locate(Lbn(1)).unwrap();
+    arm_parity.set(true);
+    assert!(
+        volume.write(Lbn(1), &new_data(2)).is_err(),
+        "the parity write fails"
+    );
+    volume.flush_and_clean().unwrap();
+    let (members, record) = volume.into_parts();
+    let (mut volume, report) =
+        Raid5Volume::assemble(layout(), members, record.unwrap(), false).unwrap();
+    assert_eq!(
+        report.dirty_regions,
+        vec![0],
+        "the failed write's region is dirty"
+    );
+    assert_eq!(volume.scrub(false).unwrap().mismatch_count, 0);
+    let untouched = (0..MEMBERS as u32)
+        .map(MemberIndex)
+        .find(|&m| m != parity && m != written)
+        .expect("a data member the write did not touch");
+    let mut healthy = vec![0u8; image.len()];
+    volume.read(Lbn(0), &mut healthy).unwrap();
+    volume.fail_member(untouched).unwrap();
+    let mut degraded = vec![0u8; image.len()];
+    volume.read(Lbn(0), &mut degraded).unwrap();
+    assert!(
+        healthy == degraded,
+        "a degraded read without member {untouched:?} agrees"
+    );
 }

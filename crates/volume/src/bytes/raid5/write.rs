@@ -66,7 +66,8 @@ impl<S: BlockStore, L: ParityLayout> Raid5Volume<S, L> {
     }
 
     /// Runs `change` with the request's regions marked in the write-intent record
-    /// (durably, before any member write) and ended afterwards, success or not.
+    /// (durably, before any member write) and ended afterwards; ended failed when
+    /// `change` returned an error, so they stay marked until resynced.
     pub(super) fn protected(
         &mut self,
         lbn: Lbn,
@@ -80,7 +81,7 @@ impl<S: BlockStore, L: ParityLayout> Raid5Volume<S, L> {
         };
         let result = change(self);
         if let (Some(intent), Some(regions)) = (&mut self.intent, regions) {
-            intent.end(regions);
+            intent.end(regions, result.is_ok());
         }
         result
     }
