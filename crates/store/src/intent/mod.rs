@@ -13,7 +13,10 @@
 //!    returns. Only then may the data writes go out. If `begin` fails, the caller
 //!    must not write.
 //! 2. The data writes.
-//! 3. [`WriteIntent::end`] once they have returned (successfully or not).
+//! 3. [`WriteIntent::end`] once they have returned successfully, or
+//!    [`end_range_failed`](WriteIntent::end_range_failed) when one returned an error:
+//!    the members may then disagree, so the region stays marked, as if found dirty at
+//!    open, until resynced.
 //!
 //! A bit may be cleared only once its region has no write in flight *and* the data
 //! of its ended writes is durable. The record cannot see data flushes, so the caller
