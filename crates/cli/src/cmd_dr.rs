@@ -201,9 +201,19 @@ fn run_study(args: StudyArgs) -> anyhow::Result<()> {
             Some((mb * 1048576.0) as u64)
         }
     };
+    // `--log`: the built-in generator (`None`) or a recorded pg_waldump dump.
+    let recorded_log = match args.log.as_str() {
+        "tpcc" => None,
+        source => Some(
+            source
+                .strip_prefix("pg:")
+                .map(PathBuf::from)
+                .with_context(|| format!("--log {source:?}: `tpcc` or `pg:FILE`"))?,
+        ),
+    };
     // The generator's options shape a generated log; a recorded one has its own.
     anyhow::ensure!(
-        args.log == "tpcc" || (args.warehouses.is_none() && args.transactions.is_none()),
+        recorded_log.is_none() || (args.warehouses.is_none() && args.transactions.is_none()),
         "--warehouses and --transactions shape the TPC-C generator; --log {} brings its \
          own transactions",
         args.log
@@ -230,21 +240,19 @@ fn run_study(args: StudyArgs) -> anyhow::Result<()> {
     config.data_drives = args.data_drives;
     config.buffer_pool_bytes = args.buffer_pool << 20;
     let progress = stage_spinner();
-    progress.set_message(match args.log.as_str() {
-        "tpcc" => format!(
+    progress.set_message(match &recorded_log {
+        None => format!(
             "generating {transactions} TPC-C transactions (W = {warehouses}); simulating the primary and a conventional secondary"
         ),
-        _ => "reading the log; simulating the primary and a conventional secondary".to_string(),
+        Some(_) => {
+            "reading the log; simulating the primary and a conventional secondary".to_string()
+        }
     });
-    let site = match args.log.as_str() {
-        "tpcc" => Site::measure(config, spec)?,
-        source => {
-            let path = source
-                .strip_prefix("pg:")
-                .map(PathBuf::from)
-                .with_context(|| format!("--log {source:?}: `tpcc` or `pg:FILE`"))?;
-            let file = std::fs::File::open(&path)
-                .with_context(|| format!("opening {}", path.display()))?;
+    let site = match &recorded_log {
+        None => Site::measure(config, spec)?,
+        Some(path) => {
+            let file =
+                std::fs::File::open(path).with_context(|| format!("opening {}", path.display()))?;
             let wal =
                 pgwal::parse_reader(&path.display().to_string(), std::io::BufReader::new(file))?;
             // No warehouses; the transactions are the log's own (its commits).
@@ -268,11 +276,11 @@ fn run_study(args: StudyArgs) -> anyhow::Result<()> {
     if args.json {
         println!("{}", serde_json::to_string_pretty(&report)?);
     } else {
-        let source = match args.log.as_str() {
-            "tpcc" => format!("W = {warehouses}, {transactions} TPC-C transactions"),
-            source => format!(
-                "{source}, {} transactions after the first tenth of its records",
-                site.workload.transactions_measured
+        let source = match &recorded_log {
+            None => format!("W = {warehouses}, {transactions} TPC-C transactions"),
+            Some(_) => format!(
+                "{}, {} transactions after the first tenth of its records",
+                args.log, site.workload.transactions_measured
             ),
         };
         print_report(&report, &source);

@@ -48,14 +48,14 @@ pub struct Args {
 }
 
 pub fn run(args: Args) -> anyhow::Result<()> {
-    // Signals are taken by `sigwait` in this thread only: block them before any
-    // thread starts, so every thread inherits the mask.
     // Polling busy-waits a core: longer than a second is a mistake, not a tuning.
     anyhow::ensure!(
         args.poll_us <= 1_000_000,
         "--poll-us must be at most 1000000 (one second of busy polling), got {}",
         args.poll_us
     );
+    // Signals are taken by `sigwait` in this thread only: block them before any
+    // thread starts, so every thread inherits the mask.
     let signals = block_termination_signals()?;
     let (array, report) =
         Array::open(&args.dir).with_context(|| format!("opening {}", args.dir.display()))?;

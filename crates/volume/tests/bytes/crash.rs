@@ -58,10 +58,17 @@ fn setup(power: &PowerSwitch, with_intent: bool) -> (Raid5Volume<Faulty, Raid5Ma
         let record = FaultyStore::on_switch(memory(record_sectors(64).unwrap().0), power);
         volume = volume.with_intent(record, 1).unwrap();
     }
+    let image = fill(&mut volume);
+    (volume, image)
+}
+
+/// Writes random contents over the whole array and shuts it down cleanly; returns
+/// the volume image.
+fn fill<S: BlockStore>(volume: &mut Raid5Volume<S, Raid5Map>) -> Vec<u8> {
     let image = Rng::new(42).bytes(volume.capacity().0 as usize * SECTOR);
     volume.write(Lbn(0), &image).unwrap();
     volume.flush_and_clean().unwrap();
-    (volume, image)
+    image
 }
 
 fn new_data(sectors: u64) -> Vec<u8> {
@@ -425,9 +432,7 @@ fn a_write_that_errs_midway_leaves_its_region_to_resync() {
         .unwrap()
         .with_intent(record, 1)
         .unwrap();
-    let image = Rng::new(42).bytes(volume.capacity().0 as usize * SECTOR);
-    volume.write(Lbn(0), &image).unwrap();
-    volume.flush_and_clean().unwrap();
+    let image = fill(&mut volume);
     // Two sectors inside stripe 0's first chunk: its member is written first, then
     // the parity member, whose write fails.
     let (written, _) = layout().locate(Lbn(1)).unwrap();
