@@ -151,7 +151,9 @@ enum JobKind {
     Flush,
 }
 
-/// One simulated drive.
+/// One simulated drive. Cloning it copies its whole state (queue, arm, cache,
+/// power books): a what-if run from an instant, as the failover trials need.
+#[derive(Clone)]
 pub struct Drive {
     layout: Layout,
     mechanics: Mechanics,

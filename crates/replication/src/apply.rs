@@ -70,6 +70,7 @@ pub struct AppliedWindow {
 /// Reusable state of the applier: the secondary's buffer pool (the same size as
 /// the primary's; it survives a disaster at the primary, so dirty pages may stay in
 /// it while the drives sleep) and the compactor's scratch space.
+#[derive(Clone)]
 pub struct Applier {
     compactor: Compactor,
     compacted: Vec<LogRecord>,

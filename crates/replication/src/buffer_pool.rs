@@ -24,6 +24,7 @@ struct Frame {
 }
 
 /// See the module documentation.
+#[derive(Clone)]
 pub struct BufferPool {
     frames: Vec<Frame>,
     capacity: usize,

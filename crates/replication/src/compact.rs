@@ -36,7 +36,7 @@ pub struct CompactionCounts {
 }
 
 /// Reusable scratch space, so compacting window after window allocates once.
-#[derive(Default)]
+#[derive(Clone, Default)]
 pub struct Compactor {
     keys: Vec<(u64, u64, u32)>,
 }

@@ -293,7 +293,9 @@ impl PlanSimulation {
         if self.trials.rto_violations > 0 {
             why.push(format!(
                 "{} of {} failover trials over the RTO (worst recovery {:.1} s)",
-                self.trials.rto_violations, self.trials.trials, self.trials.worst_recovery_s
+                self.trials.rto_violations,
+                self.trials.trials + self.trials.at_cycle_edges,
+                self.trials.worst_recovery_s
             ));
         }
         if self.trials.rpo_lost_transactions > 0 {

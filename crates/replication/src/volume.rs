@@ -65,6 +65,7 @@ pub enum VolumeError {
 }
 
 /// N drives of one model, pages striped across them.
+#[derive(Clone)]
 pub struct DataVolume {
     pub engine: Engine<Drive>,
     pub drives: usize,

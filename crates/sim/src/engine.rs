@@ -82,7 +82,9 @@ pub enum EngineError {
 /// Sequence number marking a device with no live heap entry.
 const NOT_SCHEDULED: u64 = u64::MAX;
 
-/// The event engine. See the module documentation.
+/// The event engine. See the module documentation. A clone is an independent
+/// copy of the whole simulation at its current instant (devices included).
+#[derive(Clone)]
 pub struct Engine<D: BlockDevice> {
     now: Nanoseconds,
     devices: Vec<D>,

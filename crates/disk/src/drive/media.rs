@@ -151,7 +151,7 @@ pub enum TrackStop {
 /// Remembers the last track looked up: consecutive lookups usually hit the same
 /// track (the read-ahead limit and the plan of one request), and the layout's
 /// track-boundary query is the costliest part of planning.
-#[derive(Debug, Default)]
+#[derive(Clone, Debug, Default)]
 pub struct TrackCache {
     last: std::cell::Cell<Option<TrackGeometry>>,
 }

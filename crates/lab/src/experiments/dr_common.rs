@@ -138,7 +138,10 @@ pub fn point(window_mb: Option<u64>, rto_s: u64, seed: u64) -> PointConfig {
 pub const FAILOVER_ACCEPTANCE_RULE: &str =
     "Rule, not a check: a plan is accepted only once its 1,000 seeded failover trials all \
      held (spinstack_replication::search), so an accepted configuration cannot show a \
-     violation: the trials are the acceptance test, not an independent check.";
+     violation: the trials are the acceptance test, not an independent check. Their RPO \
+     half (acknowledged transactions lost) cannot fail at all: the model's log arrives as \
+     one function of time and a commit is acknowledged one inter-site latency after its \
+     log arrived, so the count restates synchronous shipping (RPO = 0 by protocol).";
 
 /// Why a refusal is a rule, not a check: the planner refuses every RTO not above
 /// spin-up + spin-down; `transitions` says what they add up to for the drive.
