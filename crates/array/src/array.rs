@@ -352,6 +352,11 @@ impl Array {
     /// failed on the data path); returns whether it changed.
     pub(crate) fn sync_roles(&mut self) -> bool {
         let status = self.engine.volume().status();
+        // The common case, checked without allocating: nothing failed, nothing recorded.
+        let all_active = self.roles.iter().all(|r| *r == MemberRole::Active);
+        if status.state == ArrayState::Healthy && all_active {
+            return false;
+        }
         let mut roles = vec![MemberRole::Active; self.roles.len()];
         for m in &status.failed {
             roles[m.index()] = MemberRole::Failed;
@@ -463,29 +468,102 @@ fn create_intent(dir: &Path, spec: &ArraySpec) -> Result<MemberStore, ArrayError
     MemberStore::new(file, Sectors(0), sectors).map_err(|source| ArrayError::Store { path, source })
 }
 
+impl Array {
+    /// Records in the superblocks any member the data path has just failed (a member
+    /// gone, a write error, a read error that could not be rewritten), before the
+    /// request that failed it returns. A write acknowledged while the failed member is
+    /// still recorded active would, after a crash, bring that member back at assembly
+    /// holding stale data, with nothing left to say so (md likewise updates its
+    /// superblock before it completes a write that failed a member). A record that
+    /// cannot be written fails the request, whose outcome would not survive a crash.
+    pub(crate) fn record_failures(&mut self) -> Result<(), StoreError> {
+        self.persist_roles().map_err(|error| StoreError::Io {
+            operation: "record a member failure in",
+            path: self.dir.clone(),
+            source: std::io::Error::other(error.to_string()),
+        })
+    }
+
+    /// Persists the role table if the volume's health changed it.
+    pub(crate) fn persist_roles(&mut self) -> Result<(), ArrayError> {
+        if self.sync_roles() {
+            self.persist(false, true)?;
+        }
+        Ok(())
+    }
+}
+
+/// Every request records in the superblocks the member failures it caused before it
+/// returns, whether it succeeded or not (see the crate docs, "Member roles").
 impl BlockStore for Array {
     fn capacity(&self) -> Sectors {
         self.engine.capacity()
     }
     fn read(&mut self, lbn: Lbn, buf: &mut [u8]) -> Result<(), StoreError> {
-        self.engine.read(lbn, buf)
+        let result = self.engine.read(lbn, buf);
+        self.record_failures()?;
+        result
     }
     fn write(&mut self, lbn: Lbn, buf: &[u8]) -> Result<(), StoreError> {
-        self.engine.write(lbn, buf)
+        let result = self.engine.write(lbn, buf);
+        self.record_failures()?;
+        result
     }
-    /// Flushes, and records any member the data path found failed.
     fn flush(&mut self) -> Result<(), StoreError> {
-        self.engine.flush()?;
-        if self.sync_roles() {
-            self.persist(false, true).map_err(|error| StoreError::Io {
-                operation: "record a member failure in",
-                path: self.dir.clone(),
-                source: std::io::Error::other(error.to_string()),
-            })?;
-        }
-        Ok(())
+        let result = self.engine.flush();
+        self.record_failures()?;
+        result
     }
     fn trim(&mut self, lbn: Lbn, sectors: Sectors) -> Result<(), StoreError> {
-        self.engine.trim(lbn, sectors)
+        let result = self.engine.trim(lbn, sectors);
+        self.record_failures()?;
+        result
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A fresh directory for one test (a previous run's removed first).
+    fn temp_dir(name: &str) -> PathBuf {
+        let dir = std::env::temp_dir().join(format!(
+            "spinstack-array-unit-{}-{name}",
+            std::process::id()
+        ));
+        let _ = std::fs::remove_dir_all(&dir);
+        dir
+    }
+
+    // Proves a member the volume fails by itself on the data path is in the
+    // superblocks when the request returns, before any flush, so a crash right after
+    // a write acknowledged degraded finds the member failed, not back as active with
+    // stale data. The member is failed in the volume directly, as a member write error
+    // inside the request would fail it (member files cannot be made to fail a write
+    // here). (Before, the failure was recorded only at the next flush: defect "the
+    // array must record a member failed on the data path".)
+    #[test]
+    fn a_member_failed_on_the_data_path_is_recorded_before_the_request_returns() {
+        let dir = temp_dir("record-at-once");
+        let spec = ArraySpec {
+            level: Level::Raid5,
+            members: 4,
+            member_size: Sectors(256),
+            chunk: Some(Sectors(16)),
+            disks: Vec::new(),
+            buffer: None,
+            track_units: None,
+        };
+        let mut array = Array::create(&dir, &spec).unwrap();
+        array.engine.volume_mut().fail_member(2).unwrap();
+        array.write(Lbn(0), &[7u8; 4096]).unwrap();
+        let at_rest = crate::inspect(&dir).unwrap();
+        assert_eq!(at_rest.status.failed, vec![2]);
+        drop(array); // a crash: no flush, no close
+        let (array, report) = Array::open(&dir).unwrap();
+        assert_eq!(report.recorded_failed, vec![2]);
+        assert_eq!(array.status().failed, vec![2]);
+        drop(array);
+        let _ = std::fs::remove_dir_all(&dir);
     }
 }

@@ -36,17 +36,21 @@
 //!
 //! **Member roles** (state machine in [`superblock::MemberRole`]) live in the role
 //! table of every superblock; `fail_member`, `start_rebuild` and the end of a
-//! rebuild change it (persisted in every member not failed, generation + 1). The
-//! rebuild cursor is persisted at the end of every [`Array::rebuild_step`] (after
-//! the rebuilt member is flushed), so an interrupted rebuild resumes there.
+//! rebuild change it (persisted in every member not failed, generation + 1), and so
+//! does a member the volume fails by itself (it returned `Failed`, a write or trim
+//! error, or a read error that could not be rewritten; see `spinstack_volume::bytes`):
+//! that is persisted before the request (read, write, trim, flush), rebuild step or
+//! scrub that failed it returns, so no write is acknowledged while a crash could
+//! still bring the failed member back as active. The rebuild cursor is persisted at the end of every
+//! [`Array::rebuild_step`] (after the rebuilt member is flushed), so an interrupted
+//! rebuild resumes there.
 //!
 //! **Invariants.** No panic on any file contents (the decoder is fuzzed); a refused
 //! request changes nothing; at most one process has an array open (`flock` on
 //! `DIR/lock`).
 //!
 //! **What it does not do.** No concurrent access (`&mut self`), no reshape, no
-//! hot spares, no automatic rebuild. Members failing on the data path by themselves
-//! are recorded at the next flush or maintenance call, not at once.
+//! hot spares, no automatic rebuild.
 
 mod array;
 mod assembly;

@@ -124,11 +124,12 @@ impl Array {
     /// Rebuilds up to `max_stripes` rebuild units (stripes; member rows for mirrors),
     /// flushes, and persists the cursor (or the member's return to active).
     pub fn rebuild_step(&mut self, max_stripes: u64) -> Result<RebuildStep, ArrayError> {
-        let units = self
-            .engine
-            .volume_mut()
-            .rebuild_step(max_stripes)
-            .map_err(self.volume_error())?;
+        let units = self.engine.volume_mut().rebuild_step(max_stripes);
+        if units.is_err() {
+            // A member the step failed is recorded even though the step stopped.
+            self.persist_roles()?;
+        }
+        let units = units.map_err(self.volume_error())?;
         self.flush_all()?;
         let status = self.engine.volume().status();
         let roles_changed = self.sync_roles();
@@ -156,12 +157,13 @@ impl Array {
     /// disagrees.
     pub fn scrub(&mut self, repair: bool) -> Result<ScrubReport, ArrayError> {
         self.flush_all()?;
-        let found = self
-            .engine
-            .volume_mut()
-            .scrub(repair)
-            .map_err(self.volume_error())?;
+        let found = self.engine.volume_mut().scrub(repair);
+        // A member the scrub failed (a repair or a read-error rewrite that failed) is
+        // recorded at once, as on the data path.
+        self.persist_roles()?;
+        let found = found.map_err(self.volume_error())?;
         self.flush_all()?;
+        self.persist_roles()?;
         Ok(ScrubReport {
             mismatches: found.mismatch_count,
             repaired: found.repaired,

@@ -16,10 +16,27 @@ pub(crate) fn bytes(sectors: u64) -> usize {
     (sectors * SECTOR_BYTES) as usize
 }
 
-/// Whether a member operation failed because the member is gone (as opposed to bad
-/// arguments, a power cut, or an I/O error the array should pass up unchanged).
+/// Whether a member operation failed because the member is gone (`StoreError::Failed`),
+/// as opposed to an I/O error ([`is_io_error`]) or an error that is not the member's
+/// (bad arguments, a power cut), which the array passes up unchanged.
 pub(crate) fn is_member_failure(error: &StoreError) -> bool {
     matches!(error, StoreError::Failed { .. })
+}
+
+/// Whether a member operation returned an ordinary I/O error (`Io`, `IoAt`: EIO, or
+/// ENOSPC on a sparse member file): the member answered but could not do it.
+pub(crate) fn is_io_error(error: &StoreError) -> bool {
+    matches!(error, StoreError::Io { .. } | StoreError::IoAt { .. })
+}
+
+/// Whether a member *write or trim* that returned `error` fails the member: it is gone,
+/// or it returned an I/O error, after which what it holds under the request is unknown
+/// while the rest of the stripe (or the other copies) moved on. Keeping it would leave
+/// data and parity (or copies) disagreeing until the next assembly's resync, and a
+/// second failure in that window would reconstruct data nobody wrote; failing it now
+/// keeps every live member right (md fails a member on a write error for this reason).
+pub(crate) fn write_fails_member(error: &StoreError) -> bool {
+    is_member_failure(error) || is_io_error(error)
 }
 
 /// Checks a data-path request: whole sectors inside `capacity`.
@@ -192,8 +209,9 @@ pub struct RecoveryReport {
     pub generation: u64,
     /// Regions the record had marked dirty, ascending.
     pub dirty_regions: Vec<u64>,
-    /// Resync units rewritten: stripes whose parity was recomputed (RAID-5) or chunks
-    /// copied from the first live copy (mirrors).
+    /// Resync units rewritten: stripes whose parity was recomputed and written
+    /// (RAID-5) or chunks copied from the first live copy to every other live copy
+    /// (mirrors). A unit whose write failed a member instead is not counted.
     pub units_resynced: u64,
     /// Stripes that could not be resynced because their data member was missing, only
     /// with `force` (their reconstructed data may be torn; see the RAID-5 docs).
@@ -257,10 +275,10 @@ impl<S: BlockStore> Intent<S> {
     }
 
     /// The write begun on `regions` has returned: `succeeded` or not. A write that
-    /// returned an error may have reached some members and not others (an I/O error
-    /// that is not a member failure is passed up, the member kept), so its regions
-    /// stay marked until resynced (at the next assembly) instead of being cleaned by
-    /// the next data flush.
+    /// returned an error may have reached some members and not others (an error that
+    /// does not fail a member, such as a power cut, is passed up with every member
+    /// kept), so its regions stay marked until resynced (at the next assembly) instead
+    /// of being cleaned by the next data flush.
     pub fn end(&mut self, regions: Range<u64>, succeeded: bool) {
         let ended = if succeeded {
             self.record.end_range(regions)

@@ -3,7 +3,7 @@
 //!
 //! | from | event | to |
 //! |---|---|---|
-//! | `Healthy` | member `k` fails (`fail_member(k)`, or a member op returns `StoreError::Failed`) and the level survives it | `Degraded { failed: [k] }` |
+//! | `Healthy` | member `k` fails (`fail_member(k)`; a member op returns `StoreError::Failed`; a member write or trim returns an I/O error; a read error cannot be rewritten, see [`super`]) and the level survives it | `Degraded { failed: [k] }` |
 //! | `Healthy` | member `k` fails and the level cannot survive it (RAID-0) | `Failed` |
 //! | `Degraded { F }` | member `j` fails, the level survives `F + j` (an n-way mirror whose every chunk keeps a live copy) | `Degraded { F + j }` |
 //! | `Degraded { F }` | member `j` fails, the level does not survive `F + j` (RAID-5: any second failure) | `Failed` |
@@ -114,13 +114,24 @@ impl Health {
         matches!(self.state, ArrayState::Failed { .. })
     }
 
-    /// MemberStores out of service, ascending (not the one being rebuilt).
+    /// MemberStores out of service, ascending (not the one being rebuilt: see
+    /// [`Health::incomplete`]).
     pub fn failed(&self) -> &[MemberIndex] {
         match &self.state {
             ArrayState::Healthy => &[],
             ArrayState::Degraded { failed }
             | ArrayState::Rebuilding { failed, .. }
             | ArrayState::Failed { failed } => failed,
+        }
+    }
+
+    /// Members that do not hold every rebuild unit, ascending: the failed ones plus the
+    /// one being rebuilt (live only below its cursor). What a check for a degraded
+    /// array must count, where [`Health::failed`] leaves the rebuilding member out.
+    pub fn incomplete(&self) -> Vec<MemberIndex> {
+        match &self.state {
+            ArrayState::Rebuilding { member, failed, .. } => with(failed.clone(), *member),
+            _ => self.failed().to_vec(),
         }
     }
 

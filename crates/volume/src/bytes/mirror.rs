@@ -4,8 +4,15 @@
 //! - **Read**: each piece from the first copy whose member is live there (copy 0 when
 //!   healthy: no read balancing); a piece on a dead member, or a member that fails
 //!   while reading it, is read from the next copy instead.
-//! - **Write / trim**: every live copy, in copy order. A member failing mid-request is
-//!   marked failed and skipped; the request still completes on the other copies.
+//! - **Read errors**: a piece whose read returns an I/O error (`Io`, `IoAt`) is read
+//!   from the next copy that holds it, then written back to the erring member and read
+//!   back; the member stays in service unless that rewrite or read-back fails (then it
+//!   is failed). With no other copy, the error is passed up and nothing changes. This
+//!   is md's read-error correction (since Linux 2.6.15; before, md failed the member
+//!   on any read error).
+//! - **Write / trim**: every live copy, in copy order. A member failing mid-request
+//!   (gone, or an I/O error on the write or trim: its copy is then unknown) is marked
+//!   failed and skipped; the request still completes on the other copies.
 //! - **Flush**: every live member.
 //! - **Rebuild** ([`MirrorVolume::rebuild_step`]): member rows in order, each read
 //!   from another copy and written to the new member. Below the cursor the new member
@@ -14,7 +21,8 @@
 //! Maintenance (scrub, write-intent resync, assembly) is in `mirror_maintenance`.
 
 use super::common::{
-    bytes, check_members, check_request, common_capacity, is_member_failure, Intent, MemberStores,
+    bytes, check_members, check_request, common_capacity, is_io_error, is_member_failure,
+    write_fails_member, Intent, MemberStores,
 };
 use super::copy_layout::CopyLayout;
 use super::error::{array_failed, VolumeError};
@@ -40,6 +48,8 @@ pub struct MirrorVolume<S: BlockStore, M: CopyLayout> {
     pieces: Vec<Vec<Piece>>,
     /// One unit of bytes, for rebuild, resync and scrub.
     pub(crate) unit_buf: Vec<u8>,
+    /// One unit of bytes, to read back a piece rewritten after a read error.
+    read_back: Vec<u8>,
 }
 
 /// A change applied to every live copy.
@@ -78,6 +88,7 @@ impl<S: BlockStore, M: CopyLayout> MirrorVolume<S, M> {
         let mut volume = MirrorVolume {
             pieces: vec![Vec::new(); map.copies() as usize],
             unit_buf: vec![0; bytes(map.unit_sectors().0)],
+            read_back: vec![0; bytes(map.unit_sectors().0)],
             map,
             members: MemberStores::new(stores),
             intent: None,
@@ -128,9 +139,14 @@ impl<S: BlockStore, M: CopyLayout> MirrorVolume<S, M> {
     /// Marks `member` failed, as if it had returned `StoreError::Failed`.
     pub fn fail_member(&mut self, member: MemberIndex) -> Result<(), VolumeError> {
         self.members.check_member(member)?;
-        let map = &self.map;
-        let _ = self.members.fail(member, |f| map.survives(f), FAILED);
+        let _ = self.member_failed(member);
         Ok(())
+    }
+
+    /// Records a member failure seen on the data path; the array's error if fatal.
+    pub(crate) fn member_failed(&mut self, member: MemberIndex) -> Result<(), StoreError> {
+        let map = &self.map;
+        self.members.fail(member, |f| map.survives(f), FAILED)
     }
 
     /// Puts `store` in place of failed `member` and starts rebuilding it; returns the
@@ -203,10 +219,7 @@ impl<S: BlockStore, M: CopyLayout> MirrorVolume<S, M> {
         let data = &mut buf[..bytes(sectors.0)];
         let result = self.read_copies(volume_lbn, data, 0).and_then(|()| {
             match self.members.write(member, start, data) {
-                Err(error) if is_member_failure(&error) => {
-                    let map = &self.map;
-                    self.members.fail(member, |f| map.survives(f), FAILED)
-                }
+                Err(error) if write_fails_member(&error) => self.member_failed(member),
                 other => other,
             }
         });
@@ -229,7 +242,7 @@ impl<S: BlockStore, M: CopyLayout> MirrorVolume<S, M> {
     }
 
     /// Reads `buf.len()` bytes from volume `lbn`, each piece from copy `copy` or, where
-    /// that copy is not live, a later one.
+    /// that copy is not live or its read errs, a later one (see the module docs).
     pub(crate) fn read_copies(
         &mut self,
         lbn: Lbn,
@@ -253,9 +266,10 @@ impl<S: BlockStore, M: CopyLayout> MirrorVolume<S, M> {
                 {
                     Ok(()) => return Ok(()),
                     Err(error) if is_member_failure(&error) => {
-                        let map = &self.map;
-                        self.members
-                            .fail(piece.extent.member, |f| map.survives(f), FAILED)?;
+                        self.member_failed(piece.extent.member)?
+                    }
+                    Err(error) if is_io_error(&error) => {
+                        return self.correct_piece(lbn, piece, copy, out, error)
                     }
                     Err(error) => return Err(error),
                 }
@@ -266,33 +280,101 @@ impl<S: BlockStore, M: CopyLayout> MirrorVolume<S, M> {
         result
     }
 
+    /// The read of `piece` (of copy `copy` of a request at volume `lbn`) returned
+    /// `error`, an I/O error: reads the piece from a later copy into `out`, writes it
+    /// back to the erring member and reads it back, failing that member if either
+    /// fails. With no later copy holding it, `error` is returned and nothing changes.
+    pub(crate) fn correct_piece(
+        &mut self,
+        lbn: Lbn,
+        piece: &Piece,
+        copy: u32,
+        out: &mut [u8],
+        error: StoreError,
+    ) -> Result<(), StoreError> {
+        match self.read_copies(lbn.offset(piece.offset), out, copy + 1) {
+            Ok(()) => {}
+            // Out of copies while the array stands: only this piece is unreadable.
+            Err(StoreError::Failed { .. }) if !self.members.health.is_failed() => {
+                return Err(error)
+            }
+            Err(other) => return Err(other),
+        }
+        self.rewrite_piece(piece, out)
+    }
+
+    /// Writes `data` (the piece's right contents) over `piece` after a read error and
+    /// reads it back; fails its member if either fails.
+    pub(crate) fn rewrite_piece(&mut self, piece: &Piece, data: &[u8]) -> Result<(), StoreError> {
+        let (member, start) = (piece.extent.member, piece.extent.lbn);
+        if !self.rewrite_and_verify(member, start, data)? {
+            self.member_failed(member)?;
+        }
+        Ok(())
+    }
+
+    /// Writes `data` to `member` at `start` and reads it back unit by unit; `false`
+    /// when the write or read-back failed or read back other bytes.
+    fn rewrite_and_verify(
+        &mut self,
+        member: MemberIndex,
+        start: Lbn,
+        data: &[u8],
+    ) -> Result<bool, StoreError> {
+        match self.members.write(member, start, data) {
+            Ok(()) => {}
+            Err(error) if write_fails_member(&error) => return Ok(false),
+            Err(error) => return Err(error),
+        }
+        let unit_bytes = self.read_back.len();
+        for (index, written) in data.chunks(unit_bytes).enumerate() {
+            let at = start.offset(Sectors((index * unit_bytes / super::common::SECTOR) as u64));
+            let read_back = &mut self.read_back[..written.len()];
+            match self.members.read(member, at, read_back) {
+                Ok(()) if read_back == written => {}
+                Ok(()) => return Ok(false),
+                Err(error) if write_fails_member(&error) => return Ok(false),
+                Err(error) => return Err(error),
+            }
+        }
+        Ok(true)
+    }
+
     pub(crate) fn piece_is_live(&self, piece: &Piece) -> bool {
         self.live_sectors(piece) == piece.extent.sectors.0
     }
 
     /// Writes `data` at volume `lbn` to every live copy, without touching the record
-    /// (resync: the region is already marked).
-    pub(crate) fn write_copies(&mut self, lbn: Lbn, data: &[u8]) -> Result<(), StoreError> {
+    /// (resync: the region is already marked); returns whether every copy live at the
+    /// start was written (`false`: a member failed instead).
+    pub(crate) fn write_copies(&mut self, lbn: Lbn, data: &[u8]) -> Result<bool, StoreError> {
         let sectors = Sectors((data.len() / super::common::SECTOR) as u64);
         self.change_copies(lbn, sectors, Change::Write(data))
     }
 
-    /// Applies `change` to every live copy of the request.
+    /// Applies `change` to every live copy of the request; returns whether no member
+    /// failed on the way.
     fn change_copies(
         &mut self,
         lbn: Lbn,
         sectors: Sectors,
         change: Change<'_>,
-    ) -> Result<(), StoreError> {
+    ) -> Result<bool, StoreError> {
         self.members.check_usable(FAILED)?;
         let mut pieces = std::mem::take(&mut self.pieces[0]);
-        let mut result = Ok(());
+        let mut result = Ok(true);
         for copy in 0..self.map.copies() {
             let mapped = self.map.split_copy_into(lbn, sectors, copy, &mut pieces);
             debug_assert!(mapped.is_ok(), "request checked against the capacity");
-            result = pieces
-                .iter()
-                .try_for_each(|piece| self.change_piece(piece, change));
+            for piece in &pieces {
+                result = match self.change_piece(piece, change) {
+                    Ok(applied) => result.map(|all| all && applied),
+                    Err(error) => Err(error),
+                };
+                if result.is_err() {
+                    break;
+                }
+            }
             if result.is_err() {
                 break;
             }
@@ -301,10 +383,12 @@ impl<S: BlockStore, M: CopyLayout> MirrorVolume<S, M> {
         result
     }
 
-    fn change_piece(&mut self, piece: &Piece, change: Change<'_>) -> Result<(), StoreError> {
+    /// Applies `change` to one piece where its member is live; `false` when the member
+    /// failed instead (and was marked failed).
+    fn change_piece(&mut self, piece: &Piece, change: Change<'_>) -> Result<bool, StoreError> {
         let live = self.live_sectors(piece);
         if live == 0 {
-            return Ok(());
+            return Ok(true);
         }
         let (member, lbn) = (piece.extent.member, piece.extent.lbn);
         let applied = match change {
@@ -315,11 +399,9 @@ impl<S: BlockStore, M: CopyLayout> MirrorVolume<S, M> {
             Change::Trim => self.members.trim(member, lbn, Sectors(live)),
         };
         match applied {
-            Err(error) if is_member_failure(&error) => {
-                let map = &self.map;
-                self.members.fail(member, |f| map.survives(f), FAILED)
-            }
-            other => other,
+            Ok(()) => Ok(true),
+            Err(error) if write_fails_member(&error) => self.member_failed(member).map(|()| false),
+            Err(error) => Err(error),
         }
     }
 
@@ -330,7 +412,7 @@ impl<S: BlockStore, M: CopyLayout> MirrorVolume<S, M> {
             Some(intent) => Some(intent.begin(lbn, sectors)?),
             None => None,
         };
-        let result = self.change_copies(lbn, sectors, change);
+        let result = self.change_copies(lbn, sectors, change).map(drop);
         if let (Some(intent), Some(regions)) = (&mut self.intent, regions) {
             intent.end(regions, result.is_ok());
         }
@@ -345,10 +427,7 @@ impl<S: BlockStore, M: CopyLayout> MirrorVolume<S, M> {
                 continue;
             }
             match self.members.flush(member) {
-                Err(error) if is_member_failure(&error) => {
-                    let map = &self.map;
-                    self.members.fail(member, |f| map.survives(f), FAILED)?;
-                }
+                Err(error) if is_member_failure(&error) => self.member_failed(member)?,
                 other => other?,
             }
         }

@@ -3,9 +3,14 @@
 //! A mirror resyncs a dirty region by copying, unit by unit, the first live copy over
 //! the others: after a crash every copy holds the old or the new data of an
 //! interrupted write, so any live copy is a correct answer. That also holds when a
-//! member is missing, so a mirror assembles dirty and degraded without `force`.
+//! member is missing, so a mirror assembles dirty and degraded without `force`. For
+//! the same reason a read error met by the resync, the rebuild or a scrub is
+//! corrected from another copy, as on the read path.
 
-use super::common::{bytes, is_member_failure, Intent, RecoveryReport, ResumeRebuild};
+use super::common::{
+    bytes, is_io_error, is_member_failure, write_fails_member, Intent, RecoveryReport,
+    ResumeRebuild,
+};
 use super::copy_layout::CopyLayout;
 use super::error::VolumeError;
 use super::mirror::MirrorVolume;
@@ -69,7 +74,8 @@ impl<S: BlockStore, M: CopyLayout> MirrorVolume<S, M> {
         Ok((volume, report))
     }
 
-    /// Copies the first live copy over the others in `region`; returns the units copied.
+    /// Copies the first live copy over the others in `region`; returns the units copied
+    /// (a unit whose write failed a member is not counted).
     fn resync_region(&mut self, region: u64) -> Result<u64, VolumeError> {
         let intent = self.intent.as_ref().expect("resync needs a record");
         let (start, sectors) = intent.region_range(region);
@@ -78,16 +84,17 @@ impl<S: BlockStore, M: CopyLayout> MirrorVolume<S, M> {
         let mut done = 0;
         while done < sectors.0 {
             let take = (unit - (start.0 + done) % unit).min(sectors.0 - done);
-            self.copy_first_over_others(start.offset(Sectors(done)), Sectors(take))?;
+            let copied = self.copy_first_over_others(start.offset(Sectors(done)), Sectors(take))?;
             done += take;
-            units += 1;
+            units += u64::from(copied);
         }
         let intent = self.intent.as_mut().expect("resync needs a record");
         intent.record.resynced(region)?;
         Ok(units)
     }
 
-    fn copy_first_over_others(&mut self, lbn: Lbn, sectors: Sectors) -> Result<(), VolumeError> {
+    /// Whether every live copy was written (`false`: a member failed instead).
+    fn copy_first_over_others(&mut self, lbn: Lbn, sectors: Sectors) -> Result<bool, VolumeError> {
         let mut buf = std::mem::take(&mut self.unit_buf);
         let data = &mut buf[..bytes(sectors.0)];
         let result = self
@@ -123,11 +130,13 @@ impl<S: BlockStore, M: CopyLayout> MirrorVolume<S, M> {
             report.record_mismatch(index);
             if repair {
                 let reference = &buffers[0][..bytes(sectors.0)];
+                let mut written = true;
                 for copy in differs {
                     self.map.split_copy_into(lbn, sectors, copy, &mut pieces)?;
-                    self.write_pieces_protected(lbn, sectors, &pieces, reference)?;
+                    written &= self.write_pieces_protected(lbn, sectors, &pieces, reference)?;
                 }
-                report.repaired += 1;
+                // Counted only if every differing copy was rewritten, not failed instead.
+                report.repaired += u64::from(written);
             }
         }
         Ok(report)
@@ -147,8 +156,12 @@ impl<S: BlockStore, M: CopyLayout> MirrorVolume<S, M> {
         let mut differs = Vec::new();
         for copy in 0..self.map.copies() {
             self.map.split_copy_into(lbn, sectors, copy, pieces)?;
-            let into = usize::from(copies_read > 0);
-            if !self.read_pieces(pieces, &mut buffers[into][..len])? {
+            let [first, later] = buffers;
+            let (into, reference) = match copies_read {
+                0 => (&mut first[..len], None),
+                _ => (&mut later[..len], Some(&first[..len])),
+            };
+            if !self.read_pieces(lbn, copy, pieces, into, reference)? {
                 continue;
             }
             if copies_read > 0 && buffers[1][..len] != buffers[0][..len] {
@@ -164,9 +177,19 @@ impl<S: BlockStore, M: CopyLayout> MirrorVolume<S, M> {
         Ok((copies_read, differs))
     }
 
-    /// Reads one copy's pieces into `buf`; `false` when a piece is not live (or its
-    /// member fails now).
-    fn read_pieces(&mut self, pieces: &[Piece], buf: &mut [u8]) -> Result<bool, VolumeError> {
+    /// Reads copy `copy`'s pieces of the range at volume `lbn` into `buf`; `false` when
+    /// a piece is not live (or its member fails now). A read error is corrected, as on
+    /// the read path, from `reference` (the first live copy, already read) or, for the
+    /// first live copy itself, from a later copy; the piece then compares equal to the
+    /// copy it was rewritten from.
+    fn read_pieces(
+        &mut self,
+        lbn: Lbn,
+        copy: u32,
+        pieces: &[Piece],
+        buf: &mut [u8],
+        reference: Option<&[u8]>,
+    ) -> Result<bool, VolumeError> {
         for piece in pieces {
             if !self.piece_is_live(piece) {
                 return Ok(false);
@@ -181,37 +204,51 @@ impl<S: BlockStore, M: CopyLayout> MirrorVolume<S, M> {
                     self.fail_member(piece.extent.member)?;
                     return Ok(false);
                 }
+                Err(error) if is_io_error(&error) => {
+                    match reference {
+                        Some(reference) => {
+                            out.copy_from_slice(&reference[bytes(piece.offset.0)..][..out.len()]);
+                            self.rewrite_piece(piece, out)?;
+                        }
+                        None => self.correct_piece(lbn, piece, copy, out, error)?,
+                    }
+                    if !self.piece_is_live(piece) {
+                        return Ok(false);
+                    }
+                }
                 Err(error) => return Err(error.into()),
             }
         }
         Ok(true)
     }
 
-    /// Writes one copy's pieces from `data`, with the range marked in the record.
+    /// Writes one copy's pieces from `data`, with the range marked in the record;
+    /// returns whether all were written (`false`: a member failed instead).
     fn write_pieces_protected(
         &mut self,
         lbn: Lbn,
         sectors: Sectors,
         pieces: &[Piece],
         data: &[u8],
-    ) -> Result<(), VolumeError> {
+    ) -> Result<bool, VolumeError> {
         let regions = match &mut self.intent {
             Some(intent) => Some(intent.begin(lbn, sectors)?),
             None => None,
         };
-        let mut result: Result<(), StoreError> = Ok(());
+        let mut result: Result<bool, StoreError> = Ok(true);
         for piece in pieces {
             let bytes_in = &data[bytes(piece.offset.0)..][..bytes(piece.extent.sectors.0)];
-            result = self
+            match self
                 .members
-                .write(piece.extent.member, piece.extent.lbn, bytes_in);
-            if let Err(error) = &result {
-                if is_member_failure(error) {
-                    self.fail_member(piece.extent.member)?;
-                    result = Ok(());
+                .write(piece.extent.member, piece.extent.lbn, bytes_in)
+            {
+                Ok(()) => continue,
+                Err(error) if write_fails_member(&error) => {
+                    result = self.member_failed(piece.extent.member).map(|()| false);
                 }
-                break;
+                Err(error) => result = Err(error),
             }
+            break;
         }
         if let (Some(intent), Some(regions)) = (&mut self.intent, regions) {
             intent.end(regions, result.is_ok());

@@ -21,13 +21,29 @@
 //! write-intent record: monomorphic and allocation-free for `MemoryStore` or
 //! `FileStore` arrays, and `Box<dyn BlockStore>` mixes kinds when wanted.
 //!
-//! **Failures** follow the state machine of [`health`] (table there): a member that
-//! returns `StoreError::Failed` (or `fail_member`) is failed and the request carries on
-//! degraded; `replace_member` + `rebuild_step` bring it back. When more members are
-//! lost than the level covers, the array is `Failed` and every later request returns
-//! `StoreError::Failed` (so a RAID above sees a failed member): never wrong data.
-//! Other member errors (`PowerCut`, `Io`, ...) are passed up unchanged and change no
-//! state. Entry points other than the data path return [`VolumeError`].
+//! **Failures** follow the state machine of [`health`] (table there). A member is
+//! failed, and the request carries on degraded, when it returns `StoreError::Failed`
+//! (or `fail_member` is called) and when a member *write or trim* returns an I/O error
+//! (`Io`, `IoAt`: EIO, or ENOSPC on a sparse member file). After such a write what the
+//! member holds under the request is unknown while the other members moved on; kept,
+//! it would leave data and parity (or copies) disagreeing until the next resync, and a
+//! second failure in that window would reconstruct data nobody wrote. md fails a
+//! member on a write error for the same reason. A member *read* that returns an I/O
+//! error is corrected instead: its sectors are rebuilt from the other members (RAID-5:
+//! the rest of the stripe; mirrors: another copy), written back and read back, and the
+//! member is failed only if that fails (md's read-error correction, since Linux
+//! 2.6.15; before, md failed the member on any read error, so one bad sector on a
+//! degraded array lost the array). Where the others cannot supply the sectors (a
+//! member already out there), the read error is passed up and nothing changes.
+//! `replace_member` + `rebuild_step` bring a failed member back. When more members
+//! are lost than the level covers, the array is `Failed` and every later request
+//! returns `StoreError::Failed` (so a RAID above sees a failed member): never wrong
+//! data. Other member errors (`PowerCut`, bad arguments, `Unsupported`) and a
+//! member's flush error are passed up unchanged and change no state; RAID-0, which
+//! has no redundancy, passes up every error but `Failed`. A failure is recorded in
+//! memory only: a caller that keeps member roles (`spinstack-array`) must persist it
+//! before it acknowledges the request, or a crash brings the member back stale.
+//! Entry points other than the data path return [`VolumeError`].
 //!
 //! **Invariants** (asserted by `tests/bytes`): a read returns what was last written
 //! (or zeros after a trim), healthy, degraded, while rebuilding and after; with every

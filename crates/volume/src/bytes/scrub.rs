@@ -18,7 +18,8 @@ pub struct ScrubReport {
     /// All stripes that disagreed, listed or not.
     pub mismatch_count: u64,
     /// Stripes rewritten by `repair`: parity recomputed from the data, or copies
-    /// rewritten from the first live copy.
+    /// rewritten from the first live copy (not counted when the rewrite failed a
+    /// member instead).
     pub repaired: u64,
 }
 

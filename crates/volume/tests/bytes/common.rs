@@ -1,13 +1,16 @@
-//! Shared helpers: a seeded generator, stores, and the `Array` view the model test
-//! drives every level through.
+//! Shared helpers: a seeded generator, stores (one with injectable I/O errors), and
+//! the `Array` view the model test drives every level through.
 
 use spinstack_sim::rng::Xoshiro256StarStar;
 use spinstack_sim::units::{Lbn, Sectors, SECTOR_BYTES};
-use spinstack_store::{BlockStore, MemoryStore};
+use spinstack_store::{BlockStore, MemoryStore, StoreError};
 use spinstack_volume::bytes::{
     CopyLayout, DmaAlignedBuffer, MirrorVolume, Raid0Volume, Raid5Volume, ScrubReport, VolumeStatus,
 };
 use spinstack_volume::map::{MemberIndex, ParityLayout};
+use std::cell::{Cell, RefCell};
+use std::collections::BTreeSet;
+use std::rc::Rc;
 
 pub const SECTOR: usize = SECTOR_BYTES as usize;
 
@@ -183,4 +186,119 @@ impl<A: Array> Array for DmaAlignedBuffer<A> {
     fn status(&self) -> VolumeStatus {
         self.inner().status()
     }
+}
+
+/// An error [`ErringStore`] returns instead of a write or trim.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Injected {
+    /// An ordinary I/O error (`IoAt`: EIO, ENOSPC on a sparse member file).
+    Io,
+    /// A power cut (`PowerCut`), which is not the member's fault.
+    PowerCut,
+    /// The member is gone (`Failed`).
+    Gone,
+}
+
+impl Injected {
+    fn error(self, operation: &'static str, lbn: Lbn, sectors: Sectors) -> StoreError {
+        match self {
+            Injected::Io => StoreError::IoAt {
+                operation,
+                path: "erring member".into(),
+                lbn,
+                sectors,
+                source: std::io::Error::other("injected I/O error"),
+            },
+            Injected::PowerCut => StoreError::PowerCut { operation },
+            Injected::Gone => StoreError::Failed { operation },
+        }
+    }
+}
+
+/// The faults of an [`ErringStore`], shared with the test that arms them.
+#[derive(Debug, Default)]
+pub struct Faults {
+    /// Sectors whose reads fail with `IoAt` until written (a drive reallocates an
+    /// unreadable sector when it is written).
+    pub unreadable: RefCell<BTreeSet<u64>>,
+    /// What the next write or trim returns instead of being applied (then disarmed).
+    pub next_write: Cell<Option<Injected>>,
+    /// Every write and trim fails with `IoAt` (a drive that can no longer write).
+    pub writes_fail: Cell<bool>,
+}
+
+/// A member with injectable errors that are not a failed device (see [`Faults`]).
+pub struct ErringStore {
+    inner: MemoryStore,
+    pub faults: Rc<Faults>,
+}
+
+impl ErringStore {
+    pub fn new(sectors: u64) -> ErringStore {
+        ErringStore {
+            inner: memory(sectors),
+            faults: Rc::default(),
+        }
+    }
+
+    /// Refuses a write or trim of `sectors` from `lbn` if a fault is armed, else
+    /// marks the sectors readable again.
+    fn admit_write(
+        &mut self,
+        operation: &'static str,
+        lbn: Lbn,
+        sectors: Sectors,
+    ) -> Result<(), StoreError> {
+        let injected = match self.faults.next_write.take() {
+            Some(injected) => Some(injected),
+            None => self.faults.writes_fail.get().then_some(Injected::Io),
+        };
+        if let Some(injected) = injected {
+            return Err(injected.error(operation, lbn, sectors));
+        }
+        let mut unreadable = self.faults.unreadable.borrow_mut();
+        for sector in lbn.0..lbn.0 + sectors.0 {
+            unreadable.remove(&sector);
+        }
+        Ok(())
+    }
+}
+
+impl BlockStore for ErringStore {
+    fn capacity(&self) -> Sectors {
+        self.inner.capacity()
+    }
+    fn read(&mut self, lbn: Lbn, buf: &mut [u8]) -> Result<(), StoreError> {
+        let sectors = Sectors((buf.len() / SECTOR) as u64);
+        let end = lbn.0 + sectors.0;
+        if self
+            .faults
+            .unreadable
+            .borrow()
+            .range(lbn.0..end)
+            .next()
+            .is_some()
+        {
+            return Err(Injected::Io.error("read", lbn, sectors));
+        }
+        self.inner.read(lbn, buf)
+    }
+    fn write(&mut self, lbn: Lbn, buf: &[u8]) -> Result<(), StoreError> {
+        self.admit_write("write", lbn, Sectors((buf.len() / SECTOR) as u64))?;
+        self.inner.write(lbn, buf)
+    }
+    fn flush(&mut self) -> Result<(), StoreError> {
+        self.inner.flush()
+    }
+    fn trim(&mut self, lbn: Lbn, sectors: Sectors) -> Result<(), StoreError> {
+        self.admit_write("trim", lbn, sectors)?;
+        self.inner.trim(lbn, sectors)
+    }
+}
+
+/// `count` erring stores of `sectors` each, and their fault handles.
+pub fn erring(count: usize, sectors: u64) -> (Vec<ErringStore>, Vec<Rc<Faults>>) {
+    let stores: Vec<ErringStore> = (0..count).map(|_| ErringStore::new(sectors)).collect();
+    let faults = stores.iter().map(|s| s.faults.clone()).collect();
+    (stores, faults)
 }

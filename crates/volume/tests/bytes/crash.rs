@@ -16,13 +16,19 @@
 //!
 //! Without a record, the same crash leaves a stripe whose parity disagrees (so the
 //! test can see the bug it guards against).
+//!
+//! Then member errors that are not a crash, on `ErringStore`s: a member write error
+//! fails the member and the write completes degraded (so a second failure cannot read
+//! stale parity), an error passed up (a power cut) leaves its regions to resync, and
+//! resync counts only what it wrote.
 
-use crate::common::{memory, Rng, SECTOR};
+use crate::common::{erring, memory, ErringStore, Faults, Injected, Rng, SECTOR};
 use spinstack_sim::units::{Lbn, Sectors};
 use spinstack_store::intent::record_sectors;
 use spinstack_store::{BlockStore, FaultyStore, MemoryStore, PowerSwitch, StoreError};
-use spinstack_volume::bytes::{Raid10Volume, Raid5Volume};
-use spinstack_volume::map::{MemberIndex, ParityLayout, Raid10Map, Raid5Map};
+use spinstack_volume::bytes::{ArrayState, Raid10Volume, Raid1Volume, Raid5Volume, ResumeRebuild};
+use spinstack_volume::map::{MemberIndex, MirrorMap, ParityLayout, Raid10Map, Raid5Map};
+use std::rc::Rc;
 
 const MEMBERS: usize = 4;
 const CHUNK: u64 = 4;
@@ -371,97 +377,250 @@ fn mirror_write_survives_crash_at_every_step() {
     }
 }
 
-/// A member whose next write fails with an ordinary I/O error (EIO, ENOSPC on a
-/// sparse member file), not a member failure, and which works again afterwards. The
-/// test holds a handle to `fail_next_write` to arm it.
-struct Flaky {
-    inner: MemoryStore,
-    fail_next_write: std::rc::Rc<std::cell::Cell<bool>>,
-}
-
-impl Flaky {
-    fn new(sectors: u64) -> Flaky {
-        Flaky {
-            inner: memory(sectors),
-            fail_next_write: Default::default(),
-        }
-    }
-}
-
-impl BlockStore for Flaky {
-    fn capacity(&self) -> Sectors {
-        self.inner.capacity()
-    }
-    fn read(&mut self, lbn: Lbn, buf: &mut [u8]) -> Result<(), StoreError> {
-        self.inner.read(lbn, buf)
-    }
-    fn write(&mut self, lbn: Lbn, buf: &[u8]) -> Result<(), StoreError> {
-        if self.fail_next_write.replace(false) {
-            return Err(StoreError::IoAt {
-                operation: "write",
-                path: "flaky".into(),
-                lbn,
-                sectors: Sectors((buf.len() / SECTOR) as u64),
-                source: std::io::Error::other("injected I/O error"),
-            });
-        }
-        self.inner.write(lbn, buf)
-    }
-    fn flush(&mut self) -> Result<(), StoreError> {
-        self.inner.flush()
-    }
-    fn trim(&mut self, lbn: Lbn, sectors: Sectors) -> Result<(), StoreError> {
-        self.inner.trim(lbn, sectors)
-    }
-}
-
-// Proves a write that returns an I/O error part-way through a stripe leaves its
-// region marked until resynced: after the failed write, a clean flush and a restart,
-// the region is dirty, resync makes parity agree, and a degraded read without a data
-// member the write never touched returns that member's data. (Before, the region's
-// bit was cleaned at the next flush although parity was stale, and that degraded
-// read returned P_old xor D_new: data the client never wrote. Found by this
-// sitting's review of the RAID-5 write path.)
-#[test]
-fn a_write_that_errs_midway_leaves_its_region_to_resync() {
-    let stores: Vec<Flaky> = (0..MEMBERS).map(|_| Flaky::new(MEMBER_SECTORS)).collect();
-    let parity = layout().parity_member(0);
-    let arm_parity = stores[parity.index()].fail_next_write.clone();
-    let record = Flaky::new(record_sectors(64).unwrap().0);
+/// A RAID-5 of erring members with a record of one-stripe regions, holding random
+/// contents after a clean shutdown; returns it, the members' fault handles and the
+/// volume image.
+fn erring_setup() -> (Raid5Volume<ErringStore, Raid5Map>, Vec<Rc<Faults>>, Vec<u8>) {
+    let (stores, faults) = erring(MEMBERS, MEMBER_SECTORS);
+    let record = ErringStore::new(record_sectors(64).unwrap().0);
     let mut volume = Raid5Volume::with_layout(layout(), stores)
         .unwrap()
         .with_intent(record, 1)
         .unwrap();
     let image = fill(&mut volume);
+    (volume, faults, image)
+}
+
+/// Reads the volume sector by sector: each read must fail or return `expected`, except
+/// in `either` (sectors a write that errored covers), where `old` is also right.
+fn check_correct_or_error<S: BlockStore>(
+    volume: &mut S,
+    expected: &[u8],
+    old: &[u8],
+    either: std::ops::Range<usize>,
+) {
+    let mut sector = vec![0u8; SECTOR];
+    for index in 0..expected.len() / SECTOR {
+        if volume.read(Lbn(index as u64), &mut sector).is_err() {
+            continue;
+        }
+        let at = index * SECTOR..(index + 1) * SECTOR;
+        let right = sector[..] == expected[at.clone()]
+            || (either.contains(&index) && sector[..] == old[at]);
+        assert!(
+            right,
+            "sector {index} is neither what was written nor an error"
+        );
+    }
+}
+
+// Proves a member write that returns an I/O error fails that member and the write
+// completes degraded: it succeeds, the member is out, and every read, then and after
+// a clean shutdown and assembly without the member, returns what was written. (Before,
+// the error was passed up with the member kept and parity stale until the next
+// assembly's resync: defect "in-session window after a member write error".)
+#[test]
+fn a_member_write_error_fails_the_member_and_the_write_completes() {
+    let (mut volume, faults, image) = erring_setup();
+    let parity = layout().parity_member(0);
     // Two sectors inside stripe 0's first chunk: its member is written first, then
     // the parity member, whose write fails.
+    faults[parity.index()].next_write.set(Some(Injected::Io));
+    let new = new_data(2);
+    volume
+        .write(Lbn(1), &new)
+        .expect("the write completes degraded");
+    assert_eq!(volume.status().failed, vec![parity]);
+    let mut expected = image.clone();
+    expected[SECTOR..3 * SECTOR].copy_from_slice(&new);
+    let mut now = vec![0u8; image.len()];
+    volume.read(Lbn(0), &mut now).unwrap();
+    assert!(now == expected, "reads return what was written");
+    volume.flush_and_clean().unwrap();
+    let (mut members, record) = volume.into_parts();
+    members[parity.index()] = None; // the caller recorded the failure
+    let (mut volume, report) =
+        Raid5Volume::assemble(layout(), members, record.unwrap(), false).unwrap();
+    assert!(report.dirty_regions.is_empty(), "{report:?}");
+    volume.read(Lbn(0), &mut now).unwrap();
+    assert!(now == expected, "after assembly too");
+}
+
+// Proves the window a member write error used to open is closed: right after the
+// errored write another member fails, and every read returns what was written or an
+// error, never data nobody wrote. (Before, the errored write left new data under old
+// parity with the member kept, and the degraded read of the other member returned
+// P_old xor D_new: defect "in-session window after a member write error".)
+#[test]
+fn a_second_failure_after_a_member_write_error_never_reads_wrong_data() {
+    let (mut volume, faults, image) = erring_setup();
+    let parity = layout().parity_member(0);
+    faults[parity.index()].next_write.set(Some(Injected::Io));
+    let new = new_data(2);
+    let written = volume.write(Lbn(1), &new).is_ok();
+    let (touched, _) = layout().locate(Lbn(1)).unwrap();
+    let untouched = (0..MEMBERS as u32)
+        .map(MemberIndex)
+        .find(|&m| m != parity && m != touched)
+        .expect("a data member the write did not touch");
+    volume.fail_member(untouched).unwrap();
+    let mut expected = image.clone();
+    expected[SECTOR..3 * SECTOR].copy_from_slice(&new);
+    // A write that returned an error may have left its sectors old or new.
+    let either = if written { 0..0 } else { 1..3 };
+    check_correct_or_error(&mut volume, &expected, &image, either);
+}
+
+// Proves the same window is closed for a mirror: after a member write error on a
+// 3-way RAID-1 the write completes on the other copies, and with copy 0's member then
+// failed the volume still reads what was written (before, the write stopped at the
+// error and the kept member served the old data).
+#[test]
+fn a_mirror_member_write_error_fails_the_member_and_the_write_completes() {
+    let (stores, faults) = erring(3, MEMBER_SECTORS);
+    let mut volume = Raid1Volume::new(stores).unwrap();
+    let image = Rng::new(44).bytes(volume.capacity().0 as usize * SECTOR);
+    volume.write(Lbn(0), &image).unwrap();
+    faults[1].next_write.set(Some(Injected::Io));
+    let new = new_data(9);
+    let written = volume.write(Lbn(6), &new).is_ok();
+    volume.fail_member(MemberIndex(0)).unwrap();
+    let mut expected = image.clone();
+    expected[6 * SECTOR..15 * SECTOR].copy_from_slice(&new);
+    check_correct_or_error(&mut volume, &expected, &image, 0..0);
+    assert!(written, "the write completes on the live copies");
+    assert_eq!(volume.status().failed, vec![MemberIndex(0), MemberIndex(1)]);
+}
+
+// Proves an error that does not fail a member (a power cut) is still passed up with
+// no state change, and that its write's region stays marked until resynced: after the
+// errored write, a clean flush and a restart, the region is dirty, resync makes
+// parity agree, and a degraded read without a data member the write never touched
+// returns that member's data (the write-intent path kept for such errors).
+#[test]
+fn an_error_passed_up_leaves_its_region_to_resync() {
+    let (mut volume, faults, _) = erring_setup();
+    let parity = layout().parity_member(0);
     let (written, _) = layout().locate(Lbn(1)).unwrap();
-    arm_parity.set(true);
+    faults[parity.index()]
+        .next_write
+        .set(Some(Injected::PowerCut));
+    let result = volume.write(Lbn(1), &new_data(2));
     assert!(
-        volume.write(Lbn(1), &new_data(2)).is_err(),
-        "the parity write fails"
+        matches!(result, Err(StoreError::PowerCut { .. })),
+        "{result:?}"
     );
+    assert_eq!(volume.status().state, ArrayState::Healthy);
     volume.flush_and_clean().unwrap();
     let (members, record) = volume.into_parts();
     let (mut volume, report) =
         Raid5Volume::assemble(layout(), members, record.unwrap(), false).unwrap();
-    assert_eq!(
-        report.dirty_regions,
-        vec![0],
-        "the failed write's region is dirty"
-    );
+    assert_eq!(report.dirty_regions, vec![0], "the errored write's region");
     assert_eq!(volume.scrub(false).unwrap().mismatch_count, 0);
     let untouched = (0..MEMBERS as u32)
         .map(MemberIndex)
         .find(|&m| m != parity && m != written)
         .expect("a data member the write did not touch");
-    let mut healthy = vec![0u8; image.len()];
+    let mut healthy = vec![0u8; volume.capacity().0 as usize * SECTOR];
     volume.read(Lbn(0), &mut healthy).unwrap();
     volume.fail_member(untouched).unwrap();
-    let mut degraded = vec![0u8; image.len()];
+    let mut degraded = vec![0u8; healthy.len()];
     volume.read(Lbn(0), &mut degraded).unwrap();
     assert!(
         healthy == degraded,
         "a degraded read without member {untouched:?} agrees"
     );
+}
+
+// Proves resync counts only stripes whose parity it wrote: when the parity member's
+// write fails during the resync at assembly (gone, or an I/O error), the member is
+// failed, the stripe is not counted, and reads return the data. (Before, a parity
+// member gone here was counted as resynced, and an I/O error failed the assembly:
+// defect "resync_stripe counts a stripe whose parity write failed".)
+#[test]
+fn resync_counts_only_stripes_whose_parity_was_written() {
+    for injected in [Injected::Gone, Injected::Io] {
+        let (mut volume, faults, _) = erring_setup();
+        let parity = layout().parity_member(0);
+        faults[parity.index()]
+            .next_write
+            .set(Some(Injected::PowerCut));
+        assert!(volume.write(Lbn(1), &new_data(2)).is_err());
+        let mut expected = vec![0u8; volume.capacity().0 as usize * SECTOR];
+        volume.read(Lbn(0), &mut expected).unwrap();
+        let (members, record) = volume.into_parts();
+        faults[parity.index()].next_write.set(Some(injected));
+        let (mut volume, report) = Raid5Volume::assemble(layout(), members, record.unwrap(), false)
+            .unwrap_or_else(|e| panic!("{injected:?}: {e}"));
+        assert_eq!(report.dirty_regions, vec![0], "{injected:?}");
+        assert_eq!(
+            report.units_resynced, 0,
+            "{injected:?}: nothing was written"
+        );
+        assert_eq!(volume.status().failed, vec![parity], "{injected:?}");
+        let mut now = vec![0u8; expected.len()];
+        volume.read(Lbn(0), &mut now).unwrap();
+        assert!(now == expected, "{injected:?}: the data as it was");
+    }
+}
+
+// Proves a mirror's resync counts only units it wrote to every live copy: a copy whose
+// write fails during the resync is failed and its unit not counted. (Before, every
+// unit of a dirty region was counted: the same defect as RAID-5's resync count.)
+#[test]
+fn mirror_resync_counts_only_units_it_wrote() {
+    let (stores, faults) = erring(2, MEMBER_SECTORS);
+    let record = ErringStore::new(record_sectors(64).unwrap().0);
+    let map = MirrorMap::new(2, Sectors(MEMBER_SECTORS)).unwrap();
+    let mut volume = Raid1Volume::with_map(map.clone(), stores)
+        .unwrap()
+        .with_intent(record, 1)
+        .unwrap();
+    faults[1].next_write.set(Some(Injected::PowerCut));
+    assert!(volume.write(Lbn(3), &new_data(4)).is_err());
+    let (members, record) = volume.into_parts();
+    faults[1].next_write.set(Some(Injected::Gone));
+    let (volume, report) = Raid1Volume::assemble(map, members, record.unwrap()).unwrap();
+    assert_eq!(report.dirty_regions, vec![0]);
+    assert_eq!(report.units_resynced, 0, "copy 1 was never written");
+    assert_eq!(volume.status().failed, vec![MemberIndex(1)]);
+}
+
+// Proves a dirty record while a member is being rebuilt is refused like dirty and
+// degraded (unless forced), since above the rebuild cursor that member holds nothing
+// and a dirty stripe's parity there cannot be verified; forcing lists the stripe.
+// (Before, the check counted only failed members, so the array assembled without
+// force: defect "dirty-degraded refusal ignores a member under rebuild".)
+#[test]
+fn dirty_assembly_while_rebuilding_is_refused_unless_forced() {
+    let power = PowerSwitch::new();
+    let (mut volume, _) = setup(&power, true);
+    let lbn = 37; // stripe 3, above the cursor the rebuild reaches
+    let stripe = lbn / (CHUNK * 3);
+    let (member, _) = layout().locate(Lbn(lbn)).unwrap();
+    volume.fail_member(member).unwrap();
+    let fresh = FaultyStore::on_switch(memory(MEMBER_SECTORS), &power);
+    volume.replace_member(member, fresh).unwrap();
+    assert_eq!(volume.rebuild_step(2).unwrap(), 2);
+    // Stopped without a flush: the write's region is still marked.
+    volume.write(Lbn(lbn), &new_data(2)).unwrap();
+    let (mut members, record) = restart(volume);
+    let resume = Some(ResumeRebuild { member, cursor: 2 });
+    let mut record = record.unwrap();
+    let error = Raid5Volume::assemble_resuming(
+        layout(),
+        clone_slots(&mut members),
+        duplicate(&mut record),
+        false,
+        resume,
+    )
+    .err()
+    .expect("refused");
+    assert!(
+        error.to_string().contains("refusing to assemble"),
+        "{error}"
+    );
+    let (_, report) =
+        Raid5Volume::assemble_resuming(layout(), members, record, true, resume).expect("forced");
+    assert_eq!(report.unverified_stripes, vec![stripe]);
 }

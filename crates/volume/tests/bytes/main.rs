@@ -8,5 +8,6 @@ mod common;
 mod crash;
 mod dab;
 mod failures;
+mod member_errors;
 mod model;
 mod scrub;

@@ -21,13 +21,17 @@
 //! XOR of the other units). The volume does not record its progress; a caller that
 //! persists the cursor resumes it with [`Raid5Volume::assemble_resuming`].
 
+use super::correct::MemberReader;
+use super::read::Attempt;
 use super::{sized, survives, Raid5Volume, FAILED};
-use crate::bytes::common::{bytes, is_member_failure, Intent, RecoveryReport, ResumeRebuild};
+use crate::bytes::common::{
+    bytes, is_member_failure, write_fails_member, Intent, RecoveryReport, ResumeRebuild,
+};
 use crate::bytes::error::VolumeError;
 use crate::bytes::health::{ArrayState, Liveness};
 use crate::bytes::scrub::ScrubReport;
 use crate::map::{MemberIndex, ParityLayout};
-use spinstack_sim::units::Lbn;
+use spinstack_sim::units::{Lbn, Sectors};
 use spinstack_store::{xor_into, BlockStore, StoreError};
 
 impl<S: BlockStore, L: ParityLayout> Raid5Volume<S, L> {
@@ -71,29 +75,35 @@ impl<S: BlockStore, L: ParityLayout> Raid5Volume<S, L> {
     fn rebuild_stripe(&mut self, member: MemberIndex, stripe: u64) -> Result<(), StoreError> {
         let unit = self.layout.unit(stripe, member);
         let mut target = std::mem::take(&mut self.scratch.unit_a);
+        // No correction of a source's read error: the member being rebuilt is not
+        // live here, so the others cannot supply it; the error stops the rebuild.
+        let len = bytes(unit.used.0);
         let result = self
-            .xor_of_others(stripe, member, sized(&mut target, bytes(unit.used.0)))
-            .and_then(|all_read| match all_read {
-                true => self
-                    .members
-                    .write(member, unit.start, &target[..bytes(unit.used.0)]),
-                false => Ok(()), // a source failed: the state machine moved on
+            .xor_of_others(stripe, member, sized(&mut target, len), false)
+            .and_then(|all_read| {
+                if !all_read {
+                    return Ok(()); // a source failed: the state machine moved on
+                }
+                match self.members.write(member, unit.start, &target[..len]) {
+                    Err(error) if write_fails_member(&error) => self.member_failed(member),
+                    other => other,
+                }
             });
         self.scratch.unit_a = target;
-        match result {
-            Err(error) if is_member_failure(&error) => self.member_failed(member),
-            other => other,
-        }
+        result
     }
 
     /// XOR of every unit of `stripe` but `member`'s, over `member`'s `used` sectors (a
     /// shorter unit counts as zeros past its end) into `out`. `Ok(false)` if a source
-    /// member failed while being read (it is then marked failed).
+    /// member failed while being read (it is then marked failed). With `correct`, a
+    /// source's read error is corrected from the others where they can supply it
+    /// ([`super::correct`]); without, it is returned.
     fn xor_of_others(
         &mut self,
         stripe: u64,
         member: MemberIndex,
         out: &mut [u8],
+        correct: bool,
     ) -> Result<bool, StoreError> {
         out.fill(0);
         let used = (out.len() / crate::bytes::common::SECTOR) as u64;
@@ -104,13 +114,13 @@ impl<S: BlockStore, L: ParityLayout> Raid5Volume<S, L> {
             let unit = self.layout.unit(stripe, other);
             let len = bytes(unit.used.0.min(used));
             let buf = sized(&mut source, len);
-            match self.members.read(other, unit.start, buf) {
+            match self.read_member(other, unit.start, buf, correct) {
                 Ok(()) => xor_into(&mut out[..len], buf),
-                Err(error) if is_member_failure(&error) => {
-                    result = self.member_failed(other).map(|()| false);
+                Err(Attempt::MemberFailed(failed)) => {
+                    result = self.member_failed(failed).map(|()| false);
                     break;
                 }
-                Err(error) => {
+                Err(Attempt::Error(error)) => {
                     result = Err(error);
                     break;
                 }
@@ -120,9 +130,41 @@ impl<S: BlockStore, L: ParityLayout> Raid5Volume<S, L> {
         result
     }
 
+    /// Reads `sectors` of `member` at `lbn` (inside one unit), with or without the
+    /// correction of a read error.
+    fn read_member(
+        &mut self,
+        member: MemberIndex,
+        lbn: Lbn,
+        into: &mut [u8],
+        correct: bool,
+    ) -> Result<(), Attempt> {
+        if !correct {
+            return self.members.read(member, lbn, into).map_err(|error| {
+                if is_member_failure(&error) {
+                    Attempt::MemberFailed(member)
+                } else {
+                    Attempt::Error(error)
+                }
+            });
+        }
+        let extent = crate::map::MemberExtent {
+            member,
+            lbn,
+            sectors: Sectors((into.len() / crate::bytes::common::SECTOR) as u64),
+        };
+        let mut reader = MemberReader {
+            layout: &self.layout,
+            members: &mut self.members,
+            buffers: &mut self.correction,
+        };
+        reader.read(extent, into)
+    }
+
     /// Compares every stripe's parity with the XOR of its data (md's `check`); with
     /// `repair`, rewrites the parity of each stripe that differs (md's `repair`).
-    /// Stripes with a member out (or not yet rebuilt) are skipped.
+    /// Stripes with a member out (or not yet rebuilt) are skipped. A member read error
+    /// is corrected from the other members, as on the read path.
     pub fn scrub(&mut self, repair: bool) -> Result<ScrubReport, VolumeError> {
         self.members.check_usable(FAILED)?;
         let mut report = ScrubReport::default();
@@ -146,8 +188,9 @@ impl<S: BlockStore, L: ParityLayout> Raid5Volume<S, L> {
                         report.record_mismatch(stripe);
                     }
                     if !matches && repair {
-                        report.repaired += 1;
+                        // Counted only if written: the parity member may fail instead.
                         self.write_parity(stripe, parity, &expected[..len])
+                            .map(|written| report.repaired += u64::from(written))
                     } else {
                         Ok(())
                     }
@@ -171,32 +214,39 @@ impl<S: BlockStore, L: ParityLayout> Raid5Volume<S, L> {
     ) -> Result<Option<bool>, StoreError> {
         let unit = self.layout.unit(stripe, parity);
         let len = bytes(unit.used.0);
-        if !self.xor_of_others(stripe, parity, sized(expected, len))? {
+        if !self.xor_of_others(stripe, parity, sized(expected, len), true)? {
             return Ok(None);
         }
-        match self.members.read(parity, unit.start, sized(stored, len)) {
+        match self.read_member(parity, unit.start, sized(stored, len), true) {
             Ok(()) => Ok(Some(expected[..len] == stored[..len])),
-            Err(error) if is_member_failure(&error) => self.member_failed(parity).map(|()| None),
-            Err(error) => Err(error),
+            Err(Attempt::MemberFailed(failed)) => self.member_failed(failed).map(|()| None),
+            Err(Attempt::Error(error)) => Err(error),
         }
     }
 
-    /// Writes `stripe`'s parity, with the stripe marked in the write-intent record.
+    /// Writes `stripe`'s parity, with the stripe marked in the write-intent record;
+    /// returns whether it was written (`false`: the parity member failed instead).
     fn write_parity(
         &mut self,
         stripe: u64,
         parity: MemberIndex,
         data: &[u8],
-    ) -> Result<(), StoreError> {
+    ) -> Result<bool, StoreError> {
         let start = self.layout.stripe_start(stripe);
         let sectors = self.layout.stripe_data_sectors(stripe);
         let unit_start = self.layout.unit(stripe, parity).start;
+        let mut written = false;
         self.protected(start, sectors, |volume| {
             match volume.members.write(parity, unit_start, data) {
-                Err(error) if is_member_failure(&error) => volume.member_failed(parity),
-                other => other,
+                Ok(()) => {
+                    written = true;
+                    Ok(())
+                }
+                Err(error) if write_fails_member(&error) => volume.member_failed(parity),
+                Err(error) => Err(error),
             }
-        })
+        })?;
+        Ok(written)
     }
 
     /// Flushes every live member; a member failing here is marked failed.
@@ -254,7 +304,9 @@ impl<S: BlockStore, L: ParityLayout> Raid5Volume<S, L> {
             }
         }
         let (intent, dirty) = Intent::open(intent_store, volume.layout.capacity())?;
-        let missing = volume.members.health.failed().first().copied();
+        // A member being rebuilt counts as missing: above its cursor it holds nothing,
+        // so a dirty stripe there is as unverifiable as on a failed member.
+        let missing = volume.members.health.incomplete().first().copied();
         if let (Some(missing), false, false) = (missing, dirty.is_empty(), force) {
             return Err(VolumeError::DirtyDegraded {
                 missing,
@@ -316,18 +368,27 @@ impl<S: BlockStore, L: ParityLayout> Raid5Volume<S, L> {
         let unit = self.layout.unit(stripe, parity);
         let mut expected = std::mem::take(&mut self.scratch.unit_a);
         let len = bytes(unit.used.0);
-        let result = self
-            .xor_of_others(stripe, parity, sized(&mut expected, len))
-            .and_then(|all_read| match all_read {
-                true => self.members.write(parity, unit.start, &expected[..len]),
-                false => Ok(()),
+        // No correction of a data unit's read error: this stripe's parity may be stale,
+        // so rebuilding from it could write data nobody wrote; the error is returned.
+        // Only a stripe whose parity was written is resynced: a member that fails on
+        // the way (a source, or the parity member) is marked failed and the stripe not
+        // counted.
+        let written = self
+            .xor_of_others(stripe, parity, sized(&mut expected, len), false)
+            .and_then(|all_read| {
+                if !all_read {
+                    return Ok(false);
+                }
+                match self.members.write(parity, unit.start, &expected[..len]) {
+                    Ok(()) => Ok(true),
+                    Err(error) if write_fails_member(&error) => {
+                        self.member_failed(parity).map(|()| false)
+                    }
+                    Err(error) => Err(error),
+                }
             });
         self.scratch.unit_a = expected;
-        match result {
-            Err(error) if is_member_failure(&error) => self.member_failed(parity)?,
-            other => other?,
-        }
-        report.units_resynced += 1;
+        report.units_resynced += u64::from(written?);
         Ok(())
     }
 }

@@ -5,21 +5,31 @@
 //! - **Read** ([`read`]): one read plan per part of the request with one failed member
 //!   (a request crossing the rebuild cursor is two parts). Data is copied; a lost unit
 //!   is rebuilt by XOR of the other units' same offsets (parity included).
+//! - **Read errors** ([`correct`]): a member read that returns an I/O error, on the
+//!   read path, in a write plan's reads or in a scrub, is rebuilt from the rest of the
+//!   stripe, written back and read back (md's correction of read errors); the member
+//!   is failed only if that fails. With a member out at that stripe the error is
+//!   passed up, nothing changed. Rebuild and resync do not correct: the member being
+//!   rebuilt is out there, and a dirty stripe's parity may be stale, so their read
+//!   errors are returned.
 //! - **Write** ([`write`]): stripe by stripe, one write plan each. Every old sector the
 //!   plan reads is read *before* any member is written, and the new parity is computed
 //!   from those reads and the new data (read-modify-write or reconstruct-write, as the
-//!   plan says) before the writes start. So a member that fails during the writes is
-//!   simply skipped: the parity already accounts for every unit's new contents,
-//!   including the failed one's, which degraded reads then rebuild from it. A member
-//!   failing during the reads is marked failed and the stripe replanned degraded
-//!   (nothing was written yet).
+//!   plan says) before the writes start. So a member that fails during the writes
+//!   (gone, or an I/O error: see the parent module) is marked failed and skipped: the
+//!   parity already accounts for every unit's new contents, including the failed
+//!   one's, which degraded reads then rebuild from it. A member failing during the
+//!   reads is marked failed and the stripe replanned degraded (nothing was written
+//!   yet).
 //! - **Trim**: a stripe wholly inside the range has every live member's unit trimmed
 //!   (all zeros, and the parity of zeros is zeros); a partial stripe is written with
-//!   zeros through the write path, so its parity stays consistent.
+//!   zeros through the write path, so its parity stays consistent. A trim that returns
+//!   an I/O error fails its member, as a write does.
 //! - **Flush**: every live member (bracketed for the write-intent record, if any).
 //!
 //! Maintenance (rebuild, scrub, assembly with write-intent resync) is in [`maintenance`].
 
+mod correct;
 mod maintenance;
 mod read;
 mod write;
@@ -29,6 +39,7 @@ use super::error::VolumeError;
 use super::health::{ArrayState, VolumeStatus};
 use crate::map::plan::{ReadPlan, WritePlan};
 use crate::map::{MemberIndex, ParityLayout, Raid5Map, Unit};
+use correct::CorrectionBuffers;
 use spinstack_sim::units::{Lbn, Sectors};
 use spinstack_store::{BlockStore, StoreError};
 
@@ -48,6 +59,7 @@ pub struct Raid5Volume<S: BlockStore, L: ParityLayout> {
     read_plan: ReadPlan,
     write_plan: WritePlan,
     scratch: Scratch,
+    correction: CorrectionBuffers,
 }
 
 /// Reused buffers: after warm-up the data path allocates nothing.
@@ -109,6 +121,7 @@ impl<S: BlockStore, L: ParityLayout> Raid5Volume<S, L> {
             read_plan: ReadPlan::default(),
             write_plan: WritePlan::default(),
             scratch: Scratch::default(),
+            correction: CorrectionBuffers::default(),
         };
         for member in volume.members.missing() {
             volume.fail_member(member)?;

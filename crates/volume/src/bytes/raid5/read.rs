@@ -5,10 +5,13 @@
 //! either read straight into the output (a read with a single `Data` use covering it,
 //! the healthy case) or into scratch and then copy its `Data` uses and XOR its
 //! `Reconstruct` uses into the output. A member failing mid-read is marked failed and
-//! the read starts over with the new plan (every output byte is rewritten).
+//! the read starts over with the new plan (every output byte is rewritten). A member
+//! read error is corrected from the other members where they can supply it (see
+//! [`super::correct`]); where they cannot, the read fails with that error.
 
+use super::correct::MemberReader;
 use super::{sized, Raid5Volume, FAILED};
-use crate::bytes::common::{bytes, check_request, is_member_failure, MemberStores};
+use crate::bytes::common::{bytes, check_request};
 use crate::bytes::health::ArrayState;
 use crate::map::plan::{plan_read_into, ReadOptions, ReadPlan, ReadPurpose, ReadUse};
 use crate::map::{MemberIndex, ParityLayout};
@@ -65,12 +68,12 @@ impl<S: BlockStore, L: ParityLayout> Raid5Volume<S, L> {
             );
             debug_assert!(planned.is_ok(), "request checked: {planned:?}");
             let out = &mut buf[bytes(part.offset.0)..][..bytes(part.sectors.0)];
-            execute_read(
-                &mut self.members,
-                &self.read_plan,
-                out,
-                &mut self.scratch.read,
-            )?;
+            let mut reader = MemberReader {
+                layout: &self.layout,
+                members: &mut self.members,
+                buffers: &mut self.correction,
+            };
+            execute_read(&mut reader, &self.read_plan, out, &mut self.scratch.read)?;
         }
         Ok(())
     }
@@ -118,8 +121,8 @@ impl<S: BlockStore, L: ParityLayout> Raid5Volume<S, L> {
 }
 
 /// Runs `plan` into `out` (the part's bytes); see the module docs.
-fn execute_read<S: BlockStore>(
-    members: &mut MemberStores<S>,
+fn execute_read<S: BlockStore, L: ParityLayout>(
+    reader: &mut MemberReader<'_, S, L>,
     plan: &ReadPlan,
     out: &mut [u8],
     scratch: &mut Vec<u8>,
@@ -134,26 +137,17 @@ fn execute_read<S: BlockStore>(
             next_use += 1;
         }
         let uses = &plan.uses[first_use..next_use];
-        let read_into = |members: &mut MemberStores<S>, into: &mut [u8]| {
-            members.read(read.member, read.lbn, into).map_err(|error| {
-                if is_member_failure(&error) {
-                    Attempt::MemberFailed(read.member)
-                } else {
-                    Attempt::Error(error)
-                }
-            })
-        };
         if let [only] = uses {
             if let ReadPurpose::Data { volume_offset } = only.purpose {
                 if only.skip.0 == 0 && only.sectors == read.sectors {
                     let into = &mut out[bytes(volume_offset.0)..][..bytes(read.sectors.0)];
-                    read_into(members, into)?;
+                    reader.read(*read, into)?;
                     continue;
                 }
             }
         }
         let data = sized(scratch, bytes(read.sectors.0));
-        read_into(members, data)?;
+        reader.read(*read, data)?;
         apply_uses(uses, data, out);
     }
     debug_assert_eq!(

@@ -1,9 +1,10 @@
 //! The RAID-5 write and trim paths: write plans executed over bytes, one stripe at a
 //! time (see the parent module for the failure semantics).
 
+use super::correct::MemberReader;
 use super::read::Attempt;
 use super::{sized, Raid5Volume, Scratch, FAILED};
-use crate::bytes::common::{bytes, check_request, is_member_failure, MemberStores};
+use crate::bytes::common::{bytes, check_request, write_fails_member};
 use crate::map::plan::{
     nothing_cached, plan_write_into, stripe_segments, ParityMethod, ParityRun, WriteChoice,
     WritePlan,
@@ -95,7 +96,7 @@ impl<S: BlockStore, L: ParityLayout> Raid5Volume<S, L> {
             }
             let unit = self.layout.unit(stripe, member);
             match self.members.trim(member, unit.start, unit.allocated) {
-                Err(error) if is_member_failure(&error) => self.member_failed(member)?,
+                Err(error) if write_fails_member(&error) => self.member_failed(member)?,
                 other => other?,
             }
         }
@@ -123,7 +124,12 @@ impl<S: BlockStore, L: ParityLayout> Raid5Volume<S, L> {
             );
             debug_assert!(planned.is_ok(), "segment from stripe_segments: {planned:?}");
             self.load_stripe(stripe);
-            match read_old(&mut self.members, &self.write_plan, &mut self.scratch) {
+            let mut reader = MemberReader {
+                layout: &self.layout,
+                members: &mut self.members,
+                buffers: &mut self.correction,
+            };
+            match read_old(&mut reader, &self.write_plan, &mut self.scratch) {
                 Ok(()) => {}
                 Err(Attempt::MemberFailed(member)) => {
                     self.member_failed(member)?;
@@ -137,8 +143,8 @@ impl<S: BlockStore, L: ParityLayout> Raid5Volume<S, L> {
         Err(StoreError::Failed { operation: FAILED })
     }
 
-    /// Issues the plan's writes; a member failing now is marked failed and skipped (the
-    /// parity already holds its new contents).
+    /// Issues the plan's writes; a member failing now (gone, or an I/O error) is marked
+    /// failed and skipped (the parity already holds its new contents).
     fn write_planned(
         &mut self,
         stripe: u64,
@@ -161,7 +167,7 @@ impl<S: BlockStore, L: ParityLayout> Raid5Volume<S, L> {
                 &data[bytes(base + offset - range.start.0)..][..bytes(write.sectors.0)]
             };
             match self.members.write(write.member, write.lbn, bytes_out) {
-                Err(error) if is_member_failure(&error) => self.member_failed(write.member)?,
+                Err(error) if write_fails_member(&error) => self.member_failed(write.member)?,
                 other => other?,
             }
         }
@@ -169,9 +175,10 @@ impl<S: BlockStore, L: ParityLayout> Raid5Volume<S, L> {
     }
 }
 
-/// Reads every old extent of the plan into `scratch.old` (before any write).
-fn read_old<S: BlockStore>(
-    members: &mut MemberStores<S>,
+/// Reads every old extent of the plan into `scratch.old` (before any write),
+/// correcting read errors where the other members can.
+fn read_old<S: BlockStore, L: ParityLayout>(
+    reader: &mut MemberReader<'_, S, L>,
     plan: &WritePlan,
     scratch: &mut Scratch,
 ) -> Result<(), Attempt> {
@@ -183,14 +190,7 @@ fn read_old<S: BlockStore>(
     }
     let old = sized(&mut scratch.old, total);
     for (read, &at) in plan.reads.iter().zip(&scratch.old_at) {
-        let into = &mut old[at..][..bytes(read.sectors.0)];
-        match members.read(read.member, read.lbn, into) {
-            Ok(()) => {}
-            Err(error) if is_member_failure(&error) => {
-                return Err(Attempt::MemberFailed(read.member))
-            }
-            Err(error) => return Err(Attempt::Error(error)),
-        }
+        reader.read(*read, &mut old[at..][..bytes(read.sectors.0)])?;
     }
     Ok(())
 }
