@@ -29,7 +29,7 @@ pub(crate) fn is_io_error(error: &StoreError) -> bool {
     matches!(error, StoreError::Io { .. } | StoreError::IoAt { .. })
 }
 
-/// Whether a member *write or trim* that returned `error` fails the member: it is gone,
+/// Whether a member *write, trim or flush* that returned `error` fails the member: it is gone,
 /// or it returned an I/O error, after which what it holds under the request is unknown
 /// while the rest of the stripe (or the other copies) moved on. Keeping it would leave
 /// data and parity (or copies) disagreeing until the next assembly's resync, and a

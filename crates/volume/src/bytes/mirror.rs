@@ -426,8 +426,11 @@ impl<S: BlockStore, M: CopyLayout> MirrorVolume<S, M> {
             if self.members.health.liveness(member) == Liveness::Dead {
                 continue;
             }
+            // A member whose flush fails may have lost writes it accepted (a file
+            // store's page cache drops them on a failed write-back), so what it holds
+            // is unknown: failed, as after a write error.
             match self.members.flush(member) {
-                Err(error) if is_member_failure(&error) => self.member_failed(member)?,
+                Err(error) if write_fails_member(&error) => self.member_failed(member)?,
                 other => other?,
             }
         }

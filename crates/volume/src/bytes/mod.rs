@@ -23,9 +23,10 @@
 //!
 //! **Failures** follow the state machine of [`health`] (table there). A member is
 //! failed, and the request carries on degraded, when it returns `StoreError::Failed`
-//! (or `fail_member` is called) and when a member *write or trim* returns an I/O error
-//! (`Io`, `IoAt`: EIO, or ENOSPC on a sparse member file). After such a write what the
-//! member holds under the request is unknown while the other members moved on; kept,
+//! (or `fail_member` is called) and when a member *write, trim or flush* returns an I/O
+//! error (`Io`, `IoAt`: EIO, or ENOSPC on a sparse member file). After such a write what
+//! the member holds under the request is unknown while the other members moved on (a
+//! failed flush may have dropped writes the member had accepted); kept,
 //! it would leave data and parity (or copies) disagreeing until the next resync, and a
 //! second failure in that window would reconstruct data nobody wrote. md fails a
 //! member on a write error for the same reason. A member *read* that returns an I/O
@@ -38,8 +39,8 @@
 //! `replace_member` + `rebuild_step` bring a failed member back. When more members
 //! are lost than the level covers, the array is `Failed` and every later request
 //! returns `StoreError::Failed` (so a RAID above sees a failed member): never wrong
-//! data. Other member errors (`PowerCut`, bad arguments, `Unsupported`) and a
-//! member's flush error are passed up unchanged and change no state; RAID-0, which
+//! data. Other member errors (`PowerCut`, bad arguments, `Unsupported`) are passed
+//! up unchanged and change no state; RAID-0, which
 //! has no redundancy, passes up every error but `Failed`. A failure is recorded in
 //! memory only: a caller that keeps member roles (`spinstack-array`) must persist it
 //! before it acknowledges the request, or a crash brings the member back stale.

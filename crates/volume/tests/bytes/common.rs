@@ -225,6 +225,8 @@ pub struct Faults {
     pub next_write: Cell<Option<Injected>>,
     /// Every write and trim fails with `IoAt` (a drive that can no longer write).
     pub writes_fail: Cell<bool>,
+    /// What the next flush returns instead of flushing (then disarmed).
+    pub next_flush: Cell<Option<Injected>>,
 }
 
 /// A member with injectable errors that are not a failed device (see [`Faults`]).
@@ -288,6 +290,9 @@ impl BlockStore for ErringStore {
         self.inner.write(lbn, buf)
     }
     fn flush(&mut self) -> Result<(), StoreError> {
+        if let Some(injected) = self.faults.next_flush.take() {
+            return Err(injected.error("flush", Lbn(0), Sectors(0)));
+        }
         self.inner.flush()
     }
     fn trim(&mut self, lbn: Lbn, sectors: Sectors) -> Result<(), StoreError> {

@@ -624,3 +624,50 @@ fn dirty_assembly_while_rebuilding_is_refused_unless_forced() {
         Raid5Volume::assemble_resuming(layout(), members, record, true, resume).expect("forced");
     assert_eq!(report.unverified_stripes, vec![stripe]);
 }
+
+// Proves a read error met while resyncing a dirty stripe at assembly no longer keeps
+// the array offline when forced: the unreadable data member is failed, the array
+// assembles degraded, the stripe (whose data on that member now rests on parity that
+// may be stale) is reported unverified, and every other stripe reads as before.
+// Without force the assembly refuses, as for any dirty stripe with a data member out.
+// (Before, the read error was returned either way, so no assembly could open the
+// array: noticed in the review of the member-error change, 2026-11-28.)
+#[test]
+fn a_read_error_in_a_dirty_stripe_fails_the_member_when_forced() {
+    for force in [false, true] {
+        let (mut volume, faults, _) = erring_setup();
+        let parity = layout().parity_member(0);
+        faults[parity.index()]
+            .next_write
+            .set(Some(Injected::PowerCut));
+        assert!(volume.write(Lbn(1), &new_data(2)).is_err());
+        let mut expected = vec![0u8; volume.capacity().0 as usize * SECTOR];
+        volume.read(Lbn(0), &mut expected).unwrap();
+        let (written, _) = layout().locate(Lbn(1)).unwrap();
+        let unreadable = (0..MEMBERS as u32)
+            .map(MemberIndex)
+            .find(|&m| m != written && m != parity)
+            .expect("a third member");
+        let unit = layout().unit(0, unreadable);
+        faults[unreadable.index()]
+            .unreadable
+            .borrow_mut()
+            .insert(unit.start.0);
+        let (members, record) = volume.into_parts();
+        let assembled = Raid5Volume::assemble(layout(), members, record.unwrap(), force);
+        let Ok((mut volume, report)) = assembled else {
+            assert!(!force, "forced, the assembly refused");
+            continue;
+        };
+        assert!(
+            force,
+            "not forced, a dirty stripe with a data member out assembled"
+        );
+        assert_eq!(report.unverified_stripes, vec![0]);
+        assert_eq!(volume.status().failed, vec![unreadable]);
+        let rest = layout().stripe_start(1).0 as usize * SECTOR;
+        let mut now = vec![0u8; expected.len() - rest];
+        volume.read(Lbn((rest / SECTOR) as u64), &mut now).unwrap();
+        assert!(now == expected[rest..], "the other stripes read as before");
+    }
+}

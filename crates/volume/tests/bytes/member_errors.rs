@@ -4,7 +4,7 @@
 //! when nothing can supply the sectors; a trim error fails the member like a write
 //! error. Never wrong data, never a panic.
 
-use crate::common::{erring, Faults, Rng, SECTOR};
+use crate::common::{erring, Faults, Injected, Rng, SECTOR};
 use spinstack_sim::units::{Lbn, Sectors};
 use spinstack_store::{BlockStore, StoreError};
 use spinstack_volume::bytes::{ArrayState, Raid1Volume, Raid5Volume};
@@ -189,5 +189,25 @@ fn mirror_scrub_corrects_a_read_error() {
     assert_eq!(report.mismatch_count, 0, "{report:?}");
     assert!(faults[1].unreadable.borrow().is_empty());
     volume.fail_member(MemberIndex(0)).unwrap();
+    assert!(read_all(&mut volume).unwrap() == data);
+}
+
+// Proves a member whose flush returns an I/O error is failed and the flush completes
+// degraded, for RAID-5 and mirrors, every read still returning what was written: a
+// member whose flush failed may have lost writes it had accepted, so keeping it would
+// let it serve them stale. (Before, the error was passed up and the member kept:
+// noticed in the review of the member-error change, 2026-11-28.)
+#[test]
+fn a_member_flush_error_fails_the_member_and_the_flush_completes() {
+    let (mut volume, faults, data) = raid5();
+    faults[1].next_flush.set(Some(Injected::Io));
+    volume.flush().unwrap();
+    assert_eq!(volume.status().failed, vec![MemberIndex(1)]);
+    assert!(read_all(&mut volume).unwrap() == data);
+
+    let (mut volume, faults, data) = mirror();
+    faults[0].next_flush.set(Some(Injected::Io));
+    volume.flush().unwrap();
+    assert_eq!(volume.status().failed, vec![MemberIndex(0)]);
     assert!(read_all(&mut volume).unwrap() == data);
 }

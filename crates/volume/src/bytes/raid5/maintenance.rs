@@ -25,7 +25,8 @@ use super::correct::MemberReader;
 use super::read::Attempt;
 use super::{sized, survives, Raid5Volume, FAILED};
 use crate::bytes::common::{
-    bytes, is_member_failure, write_fails_member, Intent, RecoveryReport, ResumeRebuild,
+    bytes, is_io_error, is_member_failure, write_fails_member, Intent, RecoveryReport,
+    ResumeRebuild,
 };
 use crate::bytes::error::VolumeError;
 use crate::bytes::health::{ArrayState, Liveness};
@@ -79,7 +80,7 @@ impl<S: BlockStore, L: ParityLayout> Raid5Volume<S, L> {
         // live here, so the others cannot supply it; the error stops the rebuild.
         let len = bytes(unit.used.0);
         let result = self
-            .xor_of_others(stripe, member, sized(&mut target, len), false)
+            .xor_of_others(stripe, member, sized(&mut target, len), OnReadError::PassUp)
             .and_then(|all_read| {
                 if !all_read {
                     return Ok(()); // a source failed: the state machine moved on
@@ -95,15 +96,14 @@ impl<S: BlockStore, L: ParityLayout> Raid5Volume<S, L> {
 
     /// XOR of every unit of `stripe` but `member`'s, over `member`'s `used` sectors (a
     /// shorter unit counts as zeros past its end) into `out`. `Ok(false)` if a source
-    /// member failed while being read (it is then marked failed). With `correct`, a
-    /// source's read error is corrected from the others where they can supply it
-    /// ([`super::correct`]); without, it is returned.
+    /// member failed while being read (it is then marked failed). A source's read
+    /// error is handled as `on_read_error` says.
     fn xor_of_others(
         &mut self,
         stripe: u64,
         member: MemberIndex,
         out: &mut [u8],
-        correct: bool,
+        on_read_error: OnReadError,
     ) -> Result<bool, StoreError> {
         out.fill(0);
         let used = (out.len() / crate::bytes::common::SECTOR) as u64;
@@ -114,10 +114,17 @@ impl<S: BlockStore, L: ParityLayout> Raid5Volume<S, L> {
             let unit = self.layout.unit(stripe, other);
             let len = bytes(unit.used.0.min(used));
             let buf = sized(&mut source, len);
+            let correct = on_read_error == OnReadError::Correct;
             match self.read_member(other, unit.start, buf, correct) {
                 Ok(()) => xor_into(&mut out[..len], buf),
                 Err(Attempt::MemberFailed(failed)) => {
                     result = self.member_failed(failed).map(|()| false);
+                    break;
+                }
+                Err(Attempt::Error(error))
+                    if on_read_error == OnReadError::FailMember && is_io_error(&error) =>
+                {
+                    result = self.member_failed(other).map(|()| false);
                     break;
                 }
                 Err(Attempt::Error(error)) => {
@@ -214,7 +221,7 @@ impl<S: BlockStore, L: ParityLayout> Raid5Volume<S, L> {
     ) -> Result<Option<bool>, StoreError> {
         let unit = self.layout.unit(stripe, parity);
         let len = bytes(unit.used.0);
-        if !self.xor_of_others(stripe, parity, sized(expected, len), true)? {
+        if !self.xor_of_others(stripe, parity, sized(expected, len), OnReadError::Correct)? {
             return Ok(None);
         }
         match self.read_member(parity, unit.start, sized(stored, len), true) {
@@ -256,8 +263,11 @@ impl<S: BlockStore, L: ParityLayout> Raid5Volume<S, L> {
             if self.members.health.liveness(member) == Liveness::Dead {
                 continue;
             }
+            // A member whose flush fails may have lost writes it accepted (a file
+            // store's page cache drops them on a failed write-back), so what it holds
+            // is unknown: failed, as after a write error.
             match self.members.flush(member) {
-                Err(error) if is_member_failure(&error) => self.member_failed(member)?,
+                Err(error) if write_fails_member(&error) => self.member_failed(member)?,
                 other => other?,
             }
         }
@@ -319,7 +329,7 @@ impl<S: BlockStore, L: ParityLayout> Raid5Volume<S, L> {
         };
         volume.intent = Some(intent);
         for &region in &dirty {
-            volume.resync_region(region, &mut report)?;
+            volume.resync_region(region, force, &mut report)?;
         }
         report.dirty_regions = dirty;
         let mut intent = volume.intent.take().expect("set above");
@@ -333,6 +343,7 @@ impl<S: BlockStore, L: ParityLayout> Raid5Volume<S, L> {
     fn resync_region(
         &mut self,
         region: u64,
+        force: bool,
         report: &mut RecoveryReport,
     ) -> Result<(), VolumeError> {
         let intent = self.intent.as_ref().expect("resync needs a record");
@@ -341,7 +352,7 @@ impl<S: BlockStore, L: ParityLayout> Raid5Volume<S, L> {
             let first = self.layout.stripe_of(start)?;
             let last = self.layout.stripe_of(Lbn(start.0 + sectors.0 - 1))?;
             for stripe in first..=last {
-                self.resync_stripe(stripe, report)?;
+                self.resync_stripe(stripe, force, report)?;
             }
         }
         let intent = self.intent.as_mut().expect("resync needs a record");
@@ -352,6 +363,7 @@ impl<S: BlockStore, L: ParityLayout> Raid5Volume<S, L> {
     fn resync_stripe(
         &mut self,
         stripe: u64,
+        force: bool,
         report: &mut RecoveryReport,
     ) -> Result<(), VolumeError> {
         let parity = self.layout.parity_member(stripe);
@@ -369,12 +381,19 @@ impl<S: BlockStore, L: ParityLayout> Raid5Volume<S, L> {
         let mut expected = std::mem::take(&mut self.scratch.unit_a);
         let len = bytes(unit.used.0);
         // No correction of a data unit's read error: this stripe's parity may be stale,
-        // so rebuilding from it could write data nobody wrote; the error is returned.
-        // Only a stripe whose parity was written is resynced: a member that fails on
-        // the way (a source, or the parity member) is marked failed and the stripe not
-        // counted.
+        // so rebuilding from it could write data nobody wrote. Without `force` the
+        // error is returned (the assembly refuses, as for any dirty stripe with a data
+        // member out). With it the member is failed, so the array assembles instead of
+        // staying offline over one bad sector, and the stripe, whose data on that
+        // member now rests on parity that may be stale, is reported unverified. Only a
+        // stripe whose parity was written is resynced: a member that fails on the way
+        // (a source, or the parity member) is marked failed and the stripe not counted.
+        let on_read_error = match force {
+            true => OnReadError::FailMember,
+            false => OnReadError::PassUp,
+        };
         let written = self
-            .xor_of_others(stripe, parity, sized(&mut expected, len), false)
+            .xor_of_others(stripe, parity, sized(&mut expected, len), on_read_error)
             .and_then(|all_read| {
                 if !all_read {
                     return Ok(false);
@@ -389,6 +408,24 @@ impl<S: BlockStore, L: ParityLayout> Raid5Volume<S, L> {
             });
         self.scratch.unit_a = expected;
         report.units_resynced += u64::from(written?);
+        if let Some(failed) = self.failed_at(stripe)? {
+            if failed != parity && !report.unverified_stripes.contains(&stripe) {
+                report.unverified_stripes.push(stripe);
+            }
+        }
         Ok(())
     }
+}
+
+/// What a maintenance read of a source unit does with an I/O error.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum OnReadError {
+    /// Return it (rebuild: the member being rebuilt is out here, so nothing can
+    /// supply the sectors, and failing the source would fail the array).
+    PassUp,
+    /// Correct it from the other members (scrub, with every member live).
+    Correct,
+    /// Fail the source member (a forced resync: parity may be stale, so the sectors
+    /// cannot be rebuilt, and a refused assembly would keep the whole array offline).
+    FailMember,
 }
