@@ -101,50 +101,15 @@ pub fn run_trials(timeline: &Timeline, arrivals: &Arrivals, config: &TrialConfig
         mean_recovery_s: 0.0,
         charged_at_calibrated_rate: 0,
     };
-    let (from, to) = (
-        timeline.measured_from,
-        timeline.measured_from + timeline.span,
-    );
+    let from = timeline.measured_from;
     let random = (0..config.trials).map(|_| from + Nanoseconds(rng.below(timeline.span.0.max(1))));
-    let edges: Vec<Nanoseconds> = timeline
-        .cycles
-        .iter()
-        .filter(|c| c.sleeps)
-        .flat_map(|c| [c.spin_up_ordered.saturating_sub(Nanoseconds(1)), c.applied])
-        .filter(|&at| from <= at && at < to)
-        .collect();
+    let edges = cycle_edges(timeline);
     out.at_cycle_edges = edges.len() as u32;
     let mut total = 0.0;
     for at in random.chain(edges) {
         let held = arrivals.arrived(at);
-        let applied = timeline
-            .windows
-            .partition_point(|w| w.applied.finished <= at);
-        let applied_to = applied
-            .checked_sub(1)
-            .map_or(0, |i| timeline.windows[i].end);
-        let mut apply = Nanoseconds::ZERO;
-        let mut covered = applied_to;
-        for window in &timeline.windows[applied..] {
-            if window.start >= held {
-                break;
-            }
-            let whole = window.applied.finished - window.applied.started;
-            apply += if window.applied.started <= at {
-                // In progress at the disaster: the rest of the sweep.
-                window.applied.finished - at
-            } else if window.end > held {
-                window.time_to_apply_up_to(held)
-            } else {
-                whole
-            };
-            covered = window.end;
-        }
-        if covered < held {
-            let bytes = arrivals.bytes_between(covered, held) as f64;
-            apply += Nanoseconds((bytes / config.calibrated_bytes_per_s * 1e9) as u64);
-            out.charged_at_calibrated_rate += 1;
-        }
+        let (apply, beyond_windows) = time_to_apply(timeline, arrivals, config, at);
+        out.charged_at_calibrated_rate += u32::from(beyond_windows);
         let recovery = transition_penalty(timeline, config, at) + apply;
         if recovery > config.rto {
             out.rto_violations += 1;
@@ -159,6 +124,61 @@ pub fn run_trials(timeline: &Timeline, arrivals: &Arrivals, config: &TrialConfig
     }
     out.mean_recovery_s = total / f64::from((out.trials + out.at_cycle_edges).max(1));
     out
+}
+
+/// The instants just before each measured cycle's spin-up order and at its spin-down
+/// order (see [`Trials::at_cycle_edges`]), inside the measured span.
+fn cycle_edges(timeline: &Timeline) -> Vec<Nanoseconds> {
+    let (from, to) = (
+        timeline.measured_from,
+        timeline.measured_from + timeline.span,
+    );
+    timeline
+        .cycles
+        .iter()
+        .filter(|c| c.sleeps)
+        .flat_map(|c| [c.spin_up_ordered.saturating_sub(Nanoseconds(1)), c.applied])
+        .filter(|&at| from <= at && at < to)
+        .collect()
+}
+
+/// How long applying everything held at `at` and not yet applied takes (see the
+/// module documentation), and whether some of it lay past the measured windows
+/// (charged at the calibrated rate).
+fn time_to_apply(
+    timeline: &Timeline,
+    arrivals: &Arrivals,
+    config: &TrialConfig,
+    at: Nanoseconds,
+) -> (Nanoseconds, bool) {
+    let held = arrivals.arrived(at);
+    let applied = timeline
+        .windows
+        .partition_point(|w| w.applied.finished <= at);
+    let mut covered = applied
+        .checked_sub(1)
+        .map_or(0, |i| timeline.windows[i].end);
+    let mut apply = Nanoseconds::ZERO;
+    for window in &timeline.windows[applied..] {
+        if window.start >= held {
+            break;
+        }
+        apply += if window.applied.started <= at {
+            // In progress at the disaster: the rest of the sweep.
+            window.applied.finished - at
+        } else if window.end > held {
+            window.time_to_apply_up_to(held)
+        } else {
+            window.applied.finished - window.applied.started
+        };
+        covered = window.end;
+    }
+    if covered >= held {
+        return (apply, false);
+    }
+    let bytes = arrivals.bytes_between(covered, held) as f64;
+    let rest = Nanoseconds((bytes / config.calibrated_bytes_per_s * 1e9) as u64);
+    (apply + rest, true)
 }
 
 #[cfg(test)]

@@ -290,18 +290,7 @@ fn dirty_degraded_assembly_is_refused_unless_forced() {
     let data_member = layout().data_member(stripe, 0);
     members[data_member.index()] = None;
     let mut record = record.unwrap();
-    let error = Raid5Volume::assemble(
-        layout(),
-        clone_slots(&mut members),
-        duplicate(&mut record),
-        false,
-    )
-    .err()
-    .expect("refused");
-    assert!(
-        error.to_string().contains("refusing to assemble"),
-        "{error}"
-    );
+    assert_refused_unforced(&mut members, &mut record, None);
     let (_, report) = Raid5Volume::assemble(layout(), members, record, true).unwrap();
     assert_eq!(report.unverified_stripes, vec![stripe]);
 }
@@ -313,6 +302,28 @@ fn duplicate(store: &mut MemoryStore) -> MemoryStore {
     let mut copy = MemoryStore::new(store.capacity()).unwrap();
     copy.write(Lbn(0), &buf).unwrap();
     copy
+}
+
+/// Asserts that assembling copies of `members` and `record` without force is refused
+/// as dirty and degraded (the originals stay for a forced assembly).
+fn assert_refused_unforced(
+    members: &mut [Option<MemoryStore>],
+    record: &mut MemoryStore,
+    resume: Option<ResumeRebuild>,
+) {
+    let error = Raid5Volume::assemble_resuming(
+        layout(),
+        clone_slots(members),
+        duplicate(record),
+        false,
+        resume,
+    )
+    .err()
+    .expect("refused");
+    assert!(
+        error.to_string().contains("refusing to assemble"),
+        "{error}"
+    );
 }
 
 fn clone_slots(members: &mut [Option<MemoryStore>]) -> Vec<Option<MemoryStore>> {
@@ -607,19 +618,7 @@ fn dirty_assembly_while_rebuilding_is_refused_unless_forced() {
     let (mut members, record) = restart(volume);
     let resume = Some(ResumeRebuild { member, cursor: 2 });
     let mut record = record.unwrap();
-    let error = Raid5Volume::assemble_resuming(
-        layout(),
-        clone_slots(&mut members),
-        duplicate(&mut record),
-        false,
-        resume,
-    )
-    .err()
-    .expect("refused");
-    assert!(
-        error.to_string().contains("refusing to assemble"),
-        "{error}"
-    );
+    assert_refused_unforced(&mut members, &mut record, resume);
     let (_, report) =
         Raid5Volume::assemble_resuming(layout(), members, record, true, resume).expect("forced");
     assert_eq!(report.unverified_stripes, vec![stripe]);
