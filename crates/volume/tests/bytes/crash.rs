@@ -402,6 +402,26 @@ fn erring_setup() -> (Raid5Volume<ErringStore, Raid5Map>, Vec<Rc<Faults>>, Vec<u
     (volume, faults, image)
 }
 
+/// An erring RAID-5 whose write to stripe 0 was cut before its parity write (so the
+/// stripe's region is dirty and its parity stale); returns it, the fault handles, the
+/// parity member of stripe 0, and the volume's contents as read after the cut.
+fn stripe_zero_left_dirty() -> (
+    Raid5Volume<ErringStore, Raid5Map>,
+    Vec<Rc<Faults>>,
+    MemberIndex,
+    Vec<u8>,
+) {
+    let (mut volume, faults, _) = erring_setup();
+    let parity = layout().parity_member(0);
+    faults[parity.index()]
+        .next_write
+        .set(Some(Injected::PowerCut));
+    assert!(volume.write(Lbn(1), &new_data(2)).is_err());
+    let mut expected = vec![0u8; volume.capacity().0 as usize * SECTOR];
+    volume.read(Lbn(0), &mut expected).unwrap();
+    (volume, faults, parity, expected)
+}
+
 /// Reads the volume sector by sector: each read must fail or return `expected`, except
 /// in `either` (sectors a write that errored covers), where `old` is also right.
 fn check_correct_or_error<S: BlockStore>(
@@ -551,14 +571,7 @@ fn an_error_passed_up_leaves_its_region_to_resync() {
 #[test]
 fn resync_counts_only_stripes_whose_parity_was_written() {
     for injected in [Injected::Gone, Injected::Io] {
-        let (mut volume, faults, _) = erring_setup();
-        let parity = layout().parity_member(0);
-        faults[parity.index()]
-            .next_write
-            .set(Some(Injected::PowerCut));
-        assert!(volume.write(Lbn(1), &new_data(2)).is_err());
-        let mut expected = vec![0u8; volume.capacity().0 as usize * SECTOR];
-        volume.read(Lbn(0), &mut expected).unwrap();
+        let (volume, faults, parity, expected) = stripe_zero_left_dirty();
         let (members, record) = volume.into_parts();
         faults[parity.index()].next_write.set(Some(injected));
         let (mut volume, report) = Raid5Volume::assemble(layout(), members, record.unwrap(), false)
@@ -634,14 +647,7 @@ fn dirty_assembly_while_rebuilding_is_refused_unless_forced() {
 #[test]
 fn a_read_error_in_a_dirty_stripe_fails_the_member_when_forced() {
     for force in [false, true] {
-        let (mut volume, faults, _) = erring_setup();
-        let parity = layout().parity_member(0);
-        faults[parity.index()]
-            .next_write
-            .set(Some(Injected::PowerCut));
-        assert!(volume.write(Lbn(1), &new_data(2)).is_err());
-        let mut expected = vec![0u8; volume.capacity().0 as usize * SECTOR];
-        volume.read(Lbn(0), &mut expected).unwrap();
+        let (volume, faults, parity, expected) = stripe_zero_left_dirty();
         let (written, _) = layout().locate(Lbn(1)).unwrap();
         let unreadable = (0..MEMBERS as u32)
             .map(MemberIndex)
