@@ -69,7 +69,10 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     };
     let capacity_bytes = array.capacity().bytes();
     let member_drives = spinstack_array::member_disks(array.spec());
-    let backend = Arc::new(StoreBackend::new(array, pacer));
+    let backend = Arc::new(
+        StoreBackend::new(array, pacer)
+            .with_member_failures(spinstack_serve::control::failed_members),
+    );
     let address = match (&args.socket, args.listen) {
         (Some(path), _) => Address::Unix(path.clone()),
         (None, Some(listen)) => Address::Tcp(listen),

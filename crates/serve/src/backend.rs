@@ -5,7 +5,10 @@
 //! Commands run one at a time under a lock on the store (the stores take `&mut
 //! self`); a flush therefore covers the writes of every connection, which is what
 //! `CAN_MULTI_CONN` promises. A `FUA` write or trim is followed by a flush of the
-//! whole store before its reply: stronger than asked, never weaker.
+//! whole store before its reply: stronger than asked, never weaker. With a pacer and
+//! [`StoreBackend::with_member_failures`], every command ends by telling the pacer of
+//! members the store failed since (the model cannot bring one back: a member rebuilt
+//! while served stays failed in the model until the server restarts).
 
 use crate::latency::{LatencyHistogram, LatencySummary};
 use crate::pacer::{Paced, Pacer};
@@ -17,12 +20,20 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
+/// The members of a store that are out of service (ascending), for the pacing model:
+/// a persistent array's failed roles.
+pub type FailedMembers<S> = fn(&S) -> Vec<u32>;
+
 /// An NBD backend over a store.
 pub struct StoreBackend<S: BlockStore + Send + 'static> {
     /// `None` once the server shut down: later commands are answered `ESHUTDOWN`.
     store: Mutex<Option<ByteStore<S>>>,
     size_bytes: u64,
     pacer: Option<Pacer>,
+    /// How to see which members failed, and those the pacer has been told of: a
+    /// member the data path fails (a write error, say) must be timed as failed too.
+    failed_members: Option<FailedMembers<S>>,
+    told_pacer: Mutex<Vec<u32>>,
     latency: Arc<Mutex<LatencyHistogram>>,
     store_errors: AtomicU64,
 }
@@ -35,8 +46,43 @@ impl<S: BlockStore + Send + 'static> StoreBackend<S> {
             store: Mutex::new(Some(ByteStore::new(store))),
             size_bytes,
             pacer,
+            failed_members: None,
+            told_pacer: Mutex::new(Vec::new()),
             latency: Arc::new(Mutex::new(LatencyHistogram::default())),
             store_errors: AtomicU64::new(0),
+        }
+    }
+
+    /// Lets the pacer follow the store's member failures (`failed_members` is asked
+    /// after every command), starting with those the store already has.
+    pub fn with_member_failures(mut self, failed_members: FailedMembers<S>) -> StoreBackend<S> {
+        self.failed_members = Some(failed_members);
+        self.sync_pacer();
+        self
+    }
+
+    /// Tells the pacer of every member failed since it was last told (control
+    /// commands call it after failing a member).
+    pub fn sync_pacer(&self) {
+        let guard = self.lock();
+        if let Some(store) = guard.as_ref() {
+            self.tell_pacer(store.inner());
+        }
+    }
+
+    fn tell_pacer(&self, store: &S) {
+        let (Some(pacer), Some(failed_members)) = (&self.pacer, self.failed_members) else {
+            return;
+        };
+        let mut told = self
+            .told_pacer
+            .lock()
+            .unwrap_or_else(|poison| poison.into_inner());
+        for member in failed_members(store) {
+            if !told.contains(&member) {
+                pacer.fail_member(spinstack_sim::device::MemberIndex(member));
+                told.push(member);
+            }
         }
     }
 
@@ -84,7 +130,9 @@ impl<S: BlockStore + Send + 'static> StoreBackend<S> {
     fn execute(&self, command: &Command, read_buffer: &mut Vec<u8>) -> Result<(), Failure> {
         let mut guard = self.lock();
         let store = guard.as_mut().ok_or(Failure::ShutDown)?;
-        Ok(run_command(store, command, read_buffer)?)
+        let outcome = run_command(store, command, read_buffer);
+        self.tell_pacer(store.inner());
+        Ok(outcome?)
     }
 }
 
@@ -310,5 +358,97 @@ fn name(command: &Command) -> &'static str {
         Command::Flush => "flush",
         Command::Trim { .. } => "trim",
         Command::WriteZeroes { .. } => "write-zeroes",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use spinstack_array::{ArraySpec, Level};
+    use spinstack_store::MemoryStore;
+    use std::time::Duration;
+
+    const MEMBER_SECTORS: u64 = 4096;
+
+    /// A store whose failed members the test sets, as an array's data path would.
+    struct FailingMembers {
+        store: MemoryStore,
+        failed: Vec<u32>,
+    }
+
+    impl BlockStore for FailingMembers {
+        fn capacity(&self) -> Sectors {
+            self.store.capacity()
+        }
+        fn read(&mut self, lbn: Lbn, buf: &mut [u8]) -> Result<(), StoreError> {
+            self.store.read(lbn, buf)
+        }
+        fn write(&mut self, lbn: Lbn, buf: &[u8]) -> Result<(), StoreError> {
+            self.store.write(lbn, buf)
+        }
+        fn flush(&mut self) -> Result<(), StoreError> {
+            self.store.flush()
+        }
+        fn trim(&mut self, lbn: Lbn, sectors: Sectors) -> Result<(), StoreError> {
+            self.store.trim(lbn, sectors)
+        }
+    }
+
+    fn failed_of(store: &FailingMembers) -> Vec<u32> {
+        store.failed.clone()
+    }
+
+    /// A backend over a four-member RAID-5's worth of bytes, paced by that RAID-5's
+    /// model, whose store starts with `failed` out.
+    fn paced(failed: Vec<u32>) -> StoreBackend<FailingMembers> {
+        let spec = ArraySpec {
+            level: Level::Raid5,
+            members: 4,
+            member_size: Sectors(MEMBER_SECTORS),
+            chunk: Some(Sectors(16)),
+            disks: Vec::new(),
+            buffer: None,
+            track_units: None,
+        };
+        let volume = crate::model::model_volume(&spec, 3 * MEMBER_SECTORS).expect("model");
+        let pacer = Pacer::start(volume).expect("pacer thread");
+        let store = FailingMembers {
+            store: MemoryStore::new(Sectors(3 * MEMBER_SECTORS)).expect("store"),
+            failed,
+        };
+        StoreBackend::new(store, Some(pacer)).with_member_failures(failed_of)
+    }
+
+    /// Waits (bounded) until the pacer thread has applied what it was sent.
+    fn model_failed(backend: &StoreBackend<FailingMembers>, expected: &[u32]) -> Vec<u32> {
+        let pacer = backend.pacer().expect("paced");
+        for _ in 0..3_000 {
+            let failed = pacer.snapshot().failed_members;
+            if failed == expected {
+                return failed;
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        pacer.snapshot().failed_members
+    }
+
+    // Proves the pacing model follows member failures that do not come through the
+    // control command: one the store had before serving is timed as failed from the
+    // start, and one the data path causes is after the next command. (Before, only
+    // `volume fail` reached the model, so a member failed by a write error, or failed
+    // before the server started, was timed as healthy: noticed 2026-11-28.)
+    #[test]
+    fn the_pacer_follows_member_failures_outside_the_control_command() {
+        let before_serving = paced(vec![1]);
+        assert_eq!(model_failed(&before_serving, &[1]), [1]);
+
+        let on_the_data_path = paced(Vec::new());
+        on_the_data_path
+            .with_store(|store| store.failed.push(2))
+            .expect("serving");
+        on_the_data_path
+            .execute(&Command::Flush, &mut Vec::new())
+            .expect("flushed");
+        assert_eq!(model_failed(&on_the_data_path, &[2]), [2]);
     }
 }

@@ -13,6 +13,7 @@
 use crate::backend::StoreBackend;
 use serde_json::Value;
 use spinstack_array::control::{parse_request, response_line, ControlRequest, ControlResponse};
+use spinstack_array::superblock::MemberRole;
 use spinstack_array::Array;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::os::unix::net::UnixStream;
@@ -27,6 +28,17 @@ pub const REBUILD_STRIPES_PER_STEP: u64 = 16;
 
 /// Adds the serving side's figures (address, latency, model) to a status answer.
 pub type ExtraStatus = Arc<dyn Fn() -> Value + Send + Sync>;
+
+/// The members `array` records as failed, ascending: what the pacer must time as
+/// failed ([`StoreBackend::with_member_failures`]). Read from the role table, which the
+/// array brings up to date before any request returns; allocates only when one failed.
+pub fn failed_members(array: &Array) -> Vec<u32> {
+    let roles = array.roles().iter().enumerate();
+    roles
+        .filter(|(_, role)| **role == MemberRole::Failed)
+        .map(|(member, _)| member as u32)
+        .collect()
+}
 
 /// The control server's thread; the socket file is removed when it is dropped.
 pub struct ControlServer {
@@ -155,9 +167,7 @@ fn carry_out(request: ControlRequest, shared: &Arc<Shared>) -> Result<Value, Str
         ControlRequest::Status => status(shared),
         ControlRequest::Fail { member } => {
             on_array(shared, |array| array.fail_member(member))?;
-            if let Some(pacer) = shared.backend.pacer() {
-                pacer.fail_member(spinstack_sim::device::MemberIndex(member));
-            }
+            shared.backend.sync_pacer();
             status(shared)
         }
         ControlRequest::Rebuild { member } => {

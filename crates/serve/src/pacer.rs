@@ -50,6 +50,8 @@ pub struct ModelSnapshot {
     /// Requests the model refused (e.g. past a drive's end); answered unpaced.
     pub unpaced_requests: u64,
     pub members: Vec<MemberUtilisation>,
+    /// Members the model times as failed (ascending).
+    pub failed_members: Vec<u32>,
 }
 
 #[derive(Clone, Debug, Serialize)]
@@ -131,6 +133,7 @@ struct PacerLoop {
     completions: Vec<DeviceCompletion>,
     shared: Arc<Mutex<ModelSnapshot>>,
     last_snapshot: Instant,
+    failed: Vec<u32>,
 }
 
 impl PacerLoop {
@@ -147,6 +150,7 @@ impl PacerLoop {
             completions: Vec::new(),
             shared,
             last_snapshot: Instant::now(),
+            failed: Vec::new(),
         }
     }
 
@@ -205,7 +209,12 @@ impl PacerLoop {
             Message::Request(paced) => self.submit(paced),
             Message::Fail(member) => {
                 // A model that cannot fail the member keeps timing it healthy.
-                let _ = self.engine.control(self.device, &[member], Control::Fail);
+                let failed = self.engine.control(self.device, &[member], Control::Fail);
+                if failed.is_ok() && !self.failed.contains(&member.0) {
+                    self.failed.push(member.0);
+                    self.failed.sort_unstable();
+                    self.publish(true);
+                }
             }
         }
     }
@@ -261,6 +270,7 @@ impl PacerLoop {
             requests_in_model: self.held.len(),
             unpaced_requests: self.unpaced,
             members,
+            failed_members: self.failed.clone(),
         };
         *self
             .shared
