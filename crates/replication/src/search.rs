@@ -10,9 +10,11 @@
 //! whatever rate the volume achieves, so the longer the interval, the larger the
 //! share of time asleep and the fewer the mode changes a day. k falls from s = 1
 //! to its minimum 4 at s = 2 and rises after, so "the largest s" is the longest
-//! interval only for s ≥ 2: measured at W = 16 with no window buffer (every s from
-//! 1.3 to 1.8 holds), s = 1.3 gives T_wnd 332 s and saves 32.7%, s = 1.8 gives
-//! 239 s and saves 0.8%. **Why a search.** A recovery must apply the backlog
+//! interval only for s ≥ 2: measured at W = 16 with no window buffer over one cycle
+//! (every s from 1.3 to 1.8 held), s = 1.3 gave T_wnd 332 s and saved 32.7%, s = 1.8
+//! gave 239 s and saved 0.8%. (Below s = 2 a plan is now simulated over at least
+//! twelve cycles, `crate::study::cycles_to_show`, and at W = 16 with no window none
+//! holds: a backlog error grows by 1/(s − 1) a cycle there.) **Why a search.** A recovery must apply the backlog
 //! R_gen · (T_wnd − T_apl) = s · R_gen · T_RTO within T_RTO, but a backlog's apply
 //! time is not proportional to its size (a larger backlog folds more and sweeps
 //! its pages more densely: on 8 drives at W = 160 a 262 MB backlog took 67 s, a
@@ -25,12 +27,13 @@
 //! growing with s: the largest s that holds). The plans at s < 2 are left out
 //! then: each has the interval of the plan at s / (s − 1) > 2 (the same k) or a
 //! longer one than k(s_max), which the paper's model (batches applying at s_max ×
-//! R_gen) says cannot hold. A simulation may still accept one (W = 160 with no
-//! window: s_max = 2.39 allows 239 s, yet s = 1.5, T_wnd 266 s, held), but such a
-//! plan's first batch starts from the backlog s · R_gen · T_RTO, below the one
-//! its batches settle at, so one simulated cycle flatters its energy. When
-//! s_max < 2 the plans are s ∈ [[`MIN_SPEEDUP`], s_max] (T_wnd shrinking with s:
-//! the smallest s that holds), with that caveat. Bisection on ln T_wnd narrows the bracket between
+//! R_gen) says cannot hold. A short simulation may still accept one (W = 160 with
+//! no window: s_max = 2.39 allows 239 s, yet s = 1.5, T_wnd 266 s, held over one
+//! cycle), but such a plan's first batch starts from the backlog s · R_gen · T_RTO,
+//! below the one its batches settle at, and below s = 2 an error in the backlog
+//! grows from cycle to cycle. When s_max < 2 the plans are s ∈ [[`MIN_SPEEDUP`],
+//! s_max] (T_wnd shrinking with s: the smallest s that holds), each simulated over
+//! at least twelve cycles (`crate::study::cycles_to_show`). Bisection on ln T_wnd narrows the bracket between
 //! the longest interval known to hold (at first the branch's shortest, not yet
 //! tried) and the shortest known to fail (at first the branch's longest, not
 //! tried: it is the dearest to simulate) until they are within

@@ -311,13 +311,44 @@ impl PlanSimulation {
     }
 }
 
-/// Plan at speed-up `s` (§3.1's formulas), run its timeline and its trials.
+/// The fewest cycles a plan below s = 2 is simulated over (see [`cycles_to_show`]).
+pub const CYCLES_BELOW_TWO: u32 = 12;
+
+/// The cycles a plan at speed-up `s` is simulated over: `asked`, and below s = 2 at
+/// least [`CYCLES_BELOW_TWO`], enough for an error in the backlog to show.
+///
+/// **Why.** A batch applies its backlog b and what arrives meanwhile, which takes
+/// b / (R_gen (s − 1)); the next backlog is what arrives in the rest of the interval.
+/// So an error e in one cycle's backlog becomes −e / (s − 1) in the next: damped
+/// above s = 2, amplified below, where batches alternate long and short until one is
+/// still applying when the next is due or a recovery misses the RTO. Over twelve
+/// cycles an error grows at least tenfold for s ≤ 1.82 (by (1/(s − 1))¹²); closer to
+/// 2 the growth is slower than an affordable run shows, and a plan there may still
+/// hold in simulation and not over days. Measured 2026-11-28 at W = 16 with no window
+/// buffer (LSN-order apply, s at most 1.67): over one cycle the plan at s = 1.25
+/// (T_wnd 372 s) held; over three, eight or twelve no plan held (a batch still
+/// applying when the next was due, and recoveries up to 113.8 s). A shorter rule,
+/// simulating until an error would have grown tenfold (two cycles at s = 1.3), let
+/// `reproduce`'s W = 16 point hold at s = 1.31: not enough.
+pub fn cycles_to_show(s: f64, asked: u32) -> u32 {
+    match s > 1.0 && s < 2.0 {
+        true => asked.max(CYCLES_BELOW_TWO),
+        false => asked,
+    }
+}
+
+/// Plan at speed-up `s` (§3.1's formulas), run its timeline and its trials, over
+/// [`cycles_to_show`] cycles.
 fn simulate_at(
     site: &Site,
     point: &PointConfig,
     s: f64,
     transitions: Transitions,
 ) -> Result<PlanSimulation, StudyError> {
+    let point = &PointConfig {
+        cycles: cycles_to_show(s, point.cycles),
+        ..point.clone()
+    };
     let r_gen = site.primary.r_gen_bytes_per_s;
     let batch = plan_at(site, point, s * r_gen, transitions)?;
     let (timeline, arrivals, sleeps) =

@@ -149,3 +149,26 @@ fn the_plan_has_the_longest_interval_that_holds() {
         );
     }
 }
+
+// Guards the plans below s = 2 (2026-11-28): a backlog error grows by 1/(s − 1) a
+// cycle there, and one simulated cycle accepted a plan (W = 16, no window, s = 1.25)
+// that failed over three. Proves that such plans are simulated over at least twelve
+// cycles, enough for an error to grow tenfold up to s = 1.82, and that plans at or
+// above 2 keep the cycles asked.
+#[test]
+fn plans_below_two_are_simulated_until_a_backlog_error_would_show() {
+    use spinstack_replication::study::{cycles_to_show, CYCLES_BELOW_TWO};
+    assert_eq!(cycles_to_show(2.0, 1), 1);
+    assert_eq!(cycles_to_show(28.9, 3), 3);
+    assert_eq!(cycles_to_show(1.25, 1), CYCLES_BELOW_TWO);
+    assert_eq!(cycles_to_show(1.25, 20), 20, "never fewer than asked");
+    for hundredths in 101..=182 {
+        let s = f64::from(hundredths) / 100.0;
+        let cycles = cycles_to_show(s, 1);
+        let growth = (1.0 / (s - 1.0)).powi(cycles as i32);
+        assert!(
+            growth >= 10.0,
+            "s = {s}: {cycles} cycles grow an error only {growth:.1}-fold"
+        );
+    }
+}
