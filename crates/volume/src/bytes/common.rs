@@ -35,7 +35,7 @@ pub(crate) fn is_io_error(error: &StoreError) -> bool {
 /// data and parity (or copies) disagreeing until the next assembly's resync, and a
 /// second failure in that window would reconstruct data nobody wrote; failing it now
 /// keeps every live member right (md fails a member on a write error for this reason).
-pub(crate) fn write_fails_member(error: &StoreError) -> bool {
+fn write_fails_member(error: &StoreError) -> bool {
     is_member_failure(error) || is_io_error(error)
 }
 
@@ -126,6 +126,53 @@ impl<S: BlockStore> MemberStores<S> {
             Ok(())
         } else {
             Err(StoreError::Failed { operation })
+        }
+    }
+
+    /// Applies the member-failure rule to what a write, trim or flush of `member`
+    /// returned: `Ok(true)` when it was done; `Ok(false)` when it fails the member
+    /// ([`write_fails_member`]), which is now marked failed and the level survives;
+    /// `Err` for any other error, or when the level cannot survive the failure.
+    pub fn settle_change(
+        &mut self,
+        member: MemberIndex,
+        result: Result<(), StoreError>,
+        survives: impl Fn(&[MemberIndex]) -> bool,
+        operation: &'static str,
+    ) -> Result<bool, StoreError> {
+        match result {
+            Ok(()) => Ok(true),
+            Err(error) if write_fails_member(&error) => {
+                self.fail(member, survives, operation).map(|()| false)
+            }
+            Err(error) => Err(error),
+        }
+    }
+
+    /// Writes `data` over `member` at `lbn` after a read error there and reads it back
+    /// into `scratch`: `Ok(false)` when the write or the read-back failed, or read back
+    /// other bytes (the caller then fails the member, md's rule for a read error that
+    /// cannot be rewritten); `Err` for an error that is not the member's.
+    pub fn rewrite_verified(
+        &mut self,
+        member: MemberIndex,
+        lbn: Lbn,
+        data: &[u8],
+        scratch: &mut Vec<u8>,
+    ) -> Result<bool, StoreError> {
+        match self.write(member, lbn, data) {
+            Ok(()) => {}
+            Err(error) if write_fails_member(&error) => return Ok(false),
+            Err(error) => return Err(error),
+        }
+        if scratch.len() < data.len() {
+            scratch.resize(data.len(), 0);
+        }
+        let read_back = &mut scratch[..data.len()];
+        match self.read(member, lbn, read_back) {
+            Ok(()) => Ok(read_back == data),
+            Err(error) if write_fails_member(&error) => Ok(false),
+            Err(error) => Err(error),
         }
     }
 

@@ -21,8 +21,8 @@
 //! Maintenance (scrub, write-intent resync, assembly) is in `mirror_maintenance`.
 
 use super::common::{
-    bytes, check_members, check_request, common_capacity, is_io_error, is_member_failure,
-    write_fails_member, Intent, MemberStores,
+    bytes, check_members, check_request, common_capacity, is_io_error, is_member_failure, Intent,
+    MemberStores,
 };
 use super::copy_layout::CopyLayout;
 use super::error::{array_failed, VolumeError};
@@ -149,6 +149,18 @@ impl<S: BlockStore, M: CopyLayout> MirrorVolume<S, M> {
         self.members.fail(member, |f| map.survives(f), FAILED)
     }
 
+    /// What a write, trim or flush of `member` returned, under the member-failure rule
+    /// (`MemberStores::settle_change`): `Ok(false)` when it failed the member.
+    pub(crate) fn settle(
+        &mut self,
+        member: MemberIndex,
+        result: Result<(), StoreError>,
+    ) -> Result<bool, StoreError> {
+        let map = &self.map;
+        self.members
+            .settle_change(member, result, |f| map.survives(f), FAILED)
+    }
+
     /// Puts `store` in place of failed `member` and starts rebuilding it; returns the
     /// old store. The array must be degraded with `member` failed.
     pub fn replace_member(
@@ -218,10 +230,8 @@ impl<S: BlockStore, M: CopyLayout> MirrorVolume<S, M> {
         let mut buf = std::mem::take(&mut self.unit_buf);
         let data = &mut buf[..bytes(sectors.0)];
         let result = self.read_copies(volume_lbn, data, 0).and_then(|()| {
-            match self.members.write(member, start, data) {
-                Err(error) if write_fails_member(&error) => self.member_failed(member),
-                other => other,
-            }
+            let written = self.members.write(member, start, data);
+            self.settle(member, written).map(drop)
         });
         self.unit_buf = buf;
         Ok(result?)
@@ -307,37 +317,12 @@ impl<S: BlockStore, M: CopyLayout> MirrorVolume<S, M> {
     /// reads it back; fails its member if either fails.
     pub(crate) fn rewrite_piece(&mut self, piece: &Piece, data: &[u8]) -> Result<(), StoreError> {
         let (member, start) = (piece.extent.member, piece.extent.lbn);
-        if !self.rewrite_and_verify(member, start, data)? {
+        let rewritten =
+            (self.members).rewrite_verified(member, start, data, &mut self.read_back)?;
+        if !rewritten {
             self.member_failed(member)?;
         }
         Ok(())
-    }
-
-    /// Writes `data` to `member` at `start` and reads it back unit by unit; `false`
-    /// when the write or read-back failed or read back other bytes.
-    fn rewrite_and_verify(
-        &mut self,
-        member: MemberIndex,
-        start: Lbn,
-        data: &[u8],
-    ) -> Result<bool, StoreError> {
-        match self.members.write(member, start, data) {
-            Ok(()) => {}
-            Err(error) if write_fails_member(&error) => return Ok(false),
-            Err(error) => return Err(error),
-        }
-        let unit_bytes = self.read_back.len();
-        for (index, written) in data.chunks(unit_bytes).enumerate() {
-            let at = start.offset(Sectors((index * unit_bytes / super::common::SECTOR) as u64));
-            let read_back = &mut self.read_back[..written.len()];
-            match self.members.read(member, at, read_back) {
-                Ok(()) if read_back == written => {}
-                Ok(()) => return Ok(false),
-                Err(error) if write_fails_member(&error) => return Ok(false),
-                Err(error) => return Err(error),
-            }
-        }
-        Ok(true)
     }
 
     pub(crate) fn piece_is_live(&self, piece: &Piece) -> bool {
@@ -398,11 +383,7 @@ impl<S: BlockStore, M: CopyLayout> MirrorVolume<S, M> {
             }
             Change::Trim => self.members.trim(member, lbn, Sectors(live)),
         };
-        match applied {
-            Ok(()) => Ok(true),
-            Err(error) if write_fails_member(&error) => self.member_failed(member).map(|()| false),
-            Err(error) => Err(error),
-        }
+        self.settle(member, applied)
     }
 
     /// Marks the request's regions in the record (if any), applies the change, ends them.
@@ -429,10 +410,8 @@ impl<S: BlockStore, M: CopyLayout> MirrorVolume<S, M> {
             // A member whose flush fails may have lost writes it accepted (a file
             // store's page cache drops them on a failed write-back), so what it holds
             // is unknown: failed, as after a write error.
-            match self.members.flush(member) {
-                Err(error) if write_fails_member(&error) => self.member_failed(member)?,
-                other => other?,
-            }
+            let flushed = self.members.flush(member);
+            self.settle(member, flushed)?;
         }
         Ok(())
     }

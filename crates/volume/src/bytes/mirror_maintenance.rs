@@ -7,10 +7,7 @@
 //! the same reason a read error met by the resync, the rebuild or a scrub is
 //! corrected from another copy, as on the read path.
 
-use super::common::{
-    bytes, is_io_error, is_member_failure, write_fails_member, Intent, RecoveryReport,
-    ResumeRebuild,
-};
+use super::common::{bytes, is_io_error, is_member_failure, Intent, RecoveryReport, ResumeRebuild};
 use super::copy_layout::CopyLayout;
 use super::error::VolumeError;
 use super::mirror::MirrorVolume;
@@ -238,17 +235,12 @@ impl<S: BlockStore, M: CopyLayout> MirrorVolume<S, M> {
         let mut result: Result<bool, StoreError> = Ok(true);
         for piece in pieces {
             let bytes_in = &data[bytes(piece.offset.0)..][..bytes(piece.extent.sectors.0)];
-            match self
-                .members
-                .write(piece.extent.member, piece.extent.lbn, bytes_in)
-            {
-                Ok(()) => continue,
-                Err(error) if write_fails_member(&error) => {
-                    result = self.member_failed(piece.extent.member).map(|()| false);
-                }
-                Err(error) => result = Err(error),
+            let member = piece.extent.member;
+            let written = self.members.write(member, piece.extent.lbn, bytes_in);
+            result = self.settle(member, written);
+            if !matches!(result, Ok(true)) {
+                break;
             }
-            break;
         }
         if let (Some(intent), Some(regions)) = (&mut self.intent, regions) {
             intent.end(regions, result.is_ok());

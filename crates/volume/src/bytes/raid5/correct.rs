@@ -17,7 +17,7 @@
 
 use super::read::Attempt;
 use super::sized;
-use crate::bytes::common::{bytes, is_io_error, is_member_failure, write_fails_member};
+use crate::bytes::common::{bytes, is_io_error, is_member_failure};
 use crate::bytes::common::{MemberStores, SECTOR};
 use crate::map::{MemberExtent, MemberIndex, ParityLayout, Role};
 use spinstack_sim::units::Sectors;
@@ -160,18 +160,11 @@ impl<S: BlockStore, L: ParityLayout> MemberReader<'_, S, L> {
         rebuilt: &[u8],
         source: &mut Vec<u8>,
     ) -> Result<Corrected, StoreError> {
-        let failed = Corrected::MemberFailed(extent.member);
-        match self.members.write(extent.member, extent.lbn, rebuilt) {
-            Ok(()) => {}
-            Err(error) if write_fails_member(&error) => return Ok(failed),
-            Err(error) => return Err(error),
-        }
-        let read_back = sized(source, rebuilt.len());
-        match self.members.read(extent.member, extent.lbn, read_back) {
-            Ok(()) if read_back == rebuilt => Ok(Corrected::Rewritten),
-            Ok(()) => Ok(failed),
-            Err(error) if write_fails_member(&error) => Ok(failed),
-            Err(error) => Err(error),
-        }
+        let rewritten =
+            (self.members).rewrite_verified(extent.member, extent.lbn, rebuilt, source)?;
+        Ok(match rewritten {
+            true => Corrected::Rewritten,
+            false => Corrected::MemberFailed(extent.member),
+        })
     }
 }

@@ -25,8 +25,7 @@ use super::correct::MemberReader;
 use super::read::Attempt;
 use super::{sized, survives, Raid5Volume, FAILED};
 use crate::bytes::common::{
-    bytes, is_io_error, is_member_failure, write_fails_member, Intent, RecoveryReport,
-    ResumeRebuild,
+    bytes, is_io_error, is_member_failure, Intent, RecoveryReport, ResumeRebuild,
 };
 use crate::bytes::error::VolumeError;
 use crate::bytes::health::{ArrayState, Liveness};
@@ -85,10 +84,8 @@ impl<S: BlockStore, L: ParityLayout> Raid5Volume<S, L> {
                 if !all_read {
                     return Ok(()); // a source failed: the state machine moved on
                 }
-                match self.members.write(member, unit.start, &target[..len]) {
-                    Err(error) if write_fails_member(&error) => self.member_failed(member),
-                    other => other,
-                }
+                let written = self.members.write(member, unit.start, &target[..len]);
+                self.settle(member, written).map(drop)
             });
         self.scratch.unit_a = target;
         result
@@ -244,14 +241,9 @@ impl<S: BlockStore, L: ParityLayout> Raid5Volume<S, L> {
         let unit_start = self.layout.unit(stripe, parity).start;
         let mut written = false;
         self.protected(start, sectors, |volume| {
-            match volume.members.write(parity, unit_start, data) {
-                Ok(()) => {
-                    written = true;
-                    Ok(())
-                }
-                Err(error) if write_fails_member(&error) => volume.member_failed(parity),
-                Err(error) => Err(error),
-            }
+            let result = volume.members.write(parity, unit_start, data);
+            written = volume.settle(parity, result)?;
+            Ok(())
         })?;
         Ok(written)
     }
@@ -266,10 +258,8 @@ impl<S: BlockStore, L: ParityLayout> Raid5Volume<S, L> {
             // A member whose flush fails may have lost writes it accepted (a file
             // store's page cache drops them on a failed write-back), so what it holds
             // is unknown: failed, as after a write error.
-            match self.members.flush(member) {
-                Err(error) if write_fails_member(&error) => self.member_failed(member)?,
-                other => other?,
-            }
+            let flushed = self.members.flush(member);
+            self.settle(member, flushed)?;
         }
         Ok(())
     }
@@ -398,13 +388,8 @@ impl<S: BlockStore, L: ParityLayout> Raid5Volume<S, L> {
                 if !all_read {
                     return Ok(false);
                 }
-                match self.members.write(parity, unit.start, &expected[..len]) {
-                    Ok(()) => Ok(true),
-                    Err(error) if write_fails_member(&error) => {
-                        self.member_failed(parity).map(|()| false)
-                    }
-                    Err(error) => Err(error),
-                }
+                let result = self.members.write(parity, unit.start, &expected[..len]);
+                self.settle(parity, result)
             });
         self.scratch.unit_a = expected;
         report.units_resynced += u64::from(written?);

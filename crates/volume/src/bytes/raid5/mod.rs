@@ -238,6 +238,16 @@ impl<S: BlockStore, L: ParityLayout> Raid5Volume<S, L> {
         self.members.fail(member, survives, FAILED)
     }
 
+    /// What a write, trim or flush of `member` returned, under the member-failure rule
+    /// (`MemberStores::settle_change`): `Ok(false)` when it failed the member.
+    fn settle(
+        &mut self,
+        member: MemberIndex,
+        result: Result<(), StoreError>,
+    ) -> Result<bool, StoreError> {
+        self.members.settle_change(member, result, survives, FAILED)
+    }
+
     /// Loads `stripe`'s units and data offsets into the scratch.
     fn load_stripe(&mut self, stripe: u64) {
         let scratch = &mut self.scratch;

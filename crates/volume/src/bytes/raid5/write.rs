@@ -4,7 +4,7 @@
 use super::correct::MemberReader;
 use super::read::Attempt;
 use super::{sized, Raid5Volume, Scratch, FAILED};
-use crate::bytes::common::{bytes, check_request, write_fails_member};
+use crate::bytes::common::{bytes, check_request};
 use crate::map::plan::{
     nothing_cached, plan_write_into, stripe_segments, ParityMethod, ParityRun, WriteChoice,
     WritePlan,
@@ -95,10 +95,8 @@ impl<S: BlockStore, L: ParityLayout> Raid5Volume<S, L> {
                 continue;
             }
             let unit = self.layout.unit(stripe, member);
-            match self.members.trim(member, unit.start, unit.allocated) {
-                Err(error) if write_fails_member(&error) => self.member_failed(member)?,
-                other => other?,
-            }
+            let trimmed = self.members.trim(member, unit.start, unit.allocated);
+            self.settle(member, trimmed)?;
         }
         Ok(())
     }
@@ -166,10 +164,8 @@ impl<S: BlockStore, L: ParityLayout> Raid5Volume<S, L> {
                 let base = self.scratch.data_base[write.member.index()].expect("a data unit");
                 &data[bytes(base + offset - range.start.0)..][..bytes(write.sectors.0)]
             };
-            match self.members.write(write.member, write.lbn, bytes_out) {
-                Err(error) if write_fails_member(&error) => self.member_failed(write.member)?,
-                other => other?,
-            }
+            let written = self.members.write(write.member, write.lbn, bytes_out);
+            self.settle(write.member, written)?;
         }
         Ok(())
     }
