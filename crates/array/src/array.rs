@@ -32,6 +32,9 @@ pub struct Array {
     pub(crate) superblocks: Vec<Option<SuperblockFile>>,
     pub(crate) engine: Engine,
     pub(crate) layout_survives: Layout,
+    /// Per member, the sectors its file had corrected after read errors before this
+    /// assembly (its superblock's count); the volume counts the rest.
+    pub(crate) corrected_before: Vec<u64>,
     _lock: DirLock,
 }
 
@@ -245,6 +248,7 @@ impl Array {
             superblocks,
             engine,
             layout_survives,
+            corrected_before: vec![0; spec.members as usize],
             spec,
             _lock: lock,
         };
@@ -282,6 +286,7 @@ impl Array {
             failed: status.failed.iter().map(|m| m.0).collect(),
             rebuilding,
             rebuild_progress: status.rebuild_progress,
+            corrected_read_sectors: self.corrected_read_sectors(),
             level: self.spec.level,
             members: self.spec.members,
             capacity_bytes: self.capacity().bytes(),
@@ -306,8 +311,25 @@ impl Array {
         self.persist(true, roles_changed)
     }
 
-    /// The superblock of member `index` at the current generation.
-    pub(crate) fn superblock(&self, index: u32, clean: bool) -> Superblock {
+    /// Per member, the sectors its file has had rewritten after read errors: what its
+    /// superblock said at assembly plus what the volume corrected since.
+    pub fn corrected_read_sectors(&self) -> Vec<u64> {
+        let since = self.engine.volume().status().corrected_read_sectors;
+        self.corrected_before
+            .iter()
+            .zip(since.iter().chain(std::iter::repeat(&0)))
+            .map(|(before, since)| before + since)
+            .collect()
+    }
+
+    /// The superblock of member `index` at the current generation, carrying
+    /// `corrected_read_sectors` as that member file's count.
+    pub(crate) fn superblock(
+        &self,
+        index: u32,
+        clean: bool,
+        corrected_read_sectors: u64,
+    ) -> Superblock {
         Superblock {
             volume_id: self.volume_id,
             generation: self.generation,
@@ -328,6 +350,7 @@ impl Array {
             },
             disks: self.spec.disks.clone(),
             roles: self.roles.clone(),
+            corrected_read_sectors,
         }
     }
 
@@ -337,12 +360,13 @@ impl Array {
         if roles_changed {
             self.roles_generation = self.generation;
         }
+        let corrected = self.corrected_read_sectors();
         for index in 0..self.spec.members {
             if self.roles[index as usize] == MemberRole::Failed {
                 self.superblocks[index as usize] = None;
             }
             if let Some(file) = &self.superblocks[index as usize] {
-                file.write(&self.superblock(index, clean))?;
+                file.write(&self.superblock(index, clean, corrected[index as usize]))?;
             }
         }
         Ok(())
@@ -383,6 +407,7 @@ impl Array {
         superblocks: Vec<Option<SuperblockFile>>,
         engine: Engine,
         layout_survives: Layout,
+        corrected_before: Vec<u64>,
         lock: DirLock,
     ) -> Array {
         Array {
@@ -396,6 +421,7 @@ impl Array {
             superblocks,
             engine,
             layout_survives,
+            corrected_before,
             _lock: lock,
         }
     }

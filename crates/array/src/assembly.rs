@@ -119,6 +119,9 @@ struct Roles {
     roles: Vec<MemberRole>,
     /// Each member's superblock file and generation, where its file exists.
     files: Vec<Option<(SuperblockFile, u64)>>,
+    /// Each member file's count of sectors corrected after read errors (0 where its
+    /// file is missing).
+    corrected: Vec<u64>,
     report: AssemblyReport,
 }
 
@@ -144,8 +147,10 @@ fn decide_roles(dir: &Path) -> Result<Roles, ArrayError> {
     };
     let mut roles = newest.roles.clone();
     let mut files: Vec<Option<(SuperblockFile, u64)>> = (0..spec.members).map(|_| None).collect();
+    let mut corrected = vec![0; spec.members as usize];
     for (index, file, block) in members.drain(..) {
         files[index as usize] = Some((file, block.generation));
+        corrected[index as usize] = block.corrected_read_sectors;
     }
     let mut behind = Vec::new();
     for m in 0..spec.members {
@@ -192,6 +197,7 @@ fn decide_roles(dir: &Path) -> Result<Roles, ArrayError> {
         newest,
         roles,
         files,
+        corrected,
         report,
     })
 }
@@ -207,6 +213,7 @@ pub fn inspect(dir: &Path) -> Result<Inspection, ArrayError> {
         layout,
         newest,
         roles,
+        corrected,
         report,
         ..
     } = decide_roles(dir)?;
@@ -233,6 +240,7 @@ pub fn inspect(dir: &Path) -> Result<Inspection, ArrayError> {
             failed,
             rebuilding,
             rebuild_progress,
+            corrected_read_sectors: corrected,
             level: spec.level,
             members: spec.members,
             capacity_bytes,
@@ -252,6 +260,7 @@ fn assemble(dir: &Path, lock: DirLock) -> Result<(Array, AssemblyReport), ArrayE
         newest,
         roles,
         files,
+        corrected,
         mut report,
     } = decide_roles(dir)?;
     let resume = roles
@@ -277,7 +286,17 @@ fn assemble(dir: &Path, lock: DirLock) -> Result<(Array, AssemblyReport), ArrayE
     }
     let engine = Array::assemble_volume(dir, &spec, stores, resume, &mut report)?;
     let roles_changed = roles != newest.roles;
-    let mut array = Array::assembled(dir, spec, &newest, roles, superblocks, engine, layout, lock);
+    let mut array = Array::assembled(
+        dir,
+        spec,
+        &newest,
+        roles,
+        superblocks,
+        engine,
+        layout,
+        corrected,
+        lock,
+    );
     let synced = array.sync_roles();
     array.persist(false, roles_changed || synced)?;
     Ok((array, report))

@@ -302,6 +302,7 @@ impl LevelVolume {
             state: ArrayState::Healthy,
             failed: Vec::new(),
             rebuild_progress: None,
+            corrected_read_sectors: vec![0],
         })
     }
 

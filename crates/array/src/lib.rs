@@ -101,6 +101,11 @@ pub struct ArrayStatus {
     pub rebuilding: Option<u32>,
     /// In `0..=1` while rebuilding.
     pub rebuild_progress: Option<f64>,
+    /// Per member, the sectors its file has had rebuilt from the redundancy and
+    /// rewritten after read errors, over the file's life (its superblock's count,
+    /// plus what this assembly corrected); a count that keeps rising marks a member
+    /// worth replacing before it fails.
+    pub corrected_read_sectors: Vec<u64>,
     pub level: Level,
     pub members: u32,
     pub capacity_bytes: u64,
@@ -167,6 +172,9 @@ pub struct ScrubReport {
     pub mismatches: u64,
     /// Of those, rewritten (with `repair`).
     pub repaired: u64,
+    /// Sectors a member could not read during the scrub, rebuilt from the redundancy,
+    /// rewritten and read back (with or without `repair`).
+    pub corrected_read_sectors: u64,
     pub checked: u64,
     /// Not comparable: a member holding them is out.
     pub skipped: u64,

@@ -107,7 +107,10 @@ impl Array {
         let _ = std::fs::remove_file(&fresh);
         drop(create_member_file(&fresh, self.spec.member_size)?);
         let handle = SuperblockFile::open(&fresh)?;
-        handle.write(&self.superblock(member, false))?;
+        // Another file, which has corrected nothing yet (the volume's count for the
+        // member restarts with its store in `replace_member` below).
+        self.corrected_before[member as usize] = 0;
+        handle.write(&self.superblock(member, false, 0))?;
         std::fs::rename(&fresh, &path).map_err(ArrayError::io(&path))?;
         if let Ok(dir) = std::fs::File::open(&self.dir) {
             let _ = dir.sync_all();
@@ -167,6 +170,7 @@ impl Array {
         Ok(ScrubReport {
             mismatches: found.mismatch_count,
             repaired: found.repaired,
+            corrected_read_sectors: found.corrected_read_sectors,
             checked: found.stripes_checked,
             skipped: found.stripes_skipped,
             mismatched_stripes: found

@@ -39,7 +39,8 @@
 //! | 96 | 8 | rebuild cursor, `u64`: rebuild units (RAID-5 stripes, mirror member rows) known rebuilt and flushed on the member in role "rebuilding" |
 //! | 104 | 4 | copies of each chunk, `u32` (raid10: 2; other levels 0) |
 //! | 108 | 4 | length `N` of the disk names in bytes, `u32` ≤ 2048 |
-//! | 112 | 16 | reserved, zero |
+//! | 112 | 8 | corrected read sectors, `u64`: this member file's sectors rewritten after a read error, rebuilt from the redundancy (md's per-device count); a fresh member file starts at 0 |
+//! | 120 | 8 | reserved, zero |
 //! | 128 | 64 | role table: byte `m` is member `m`'s role, 0 active, 1 failed, 2 rebuilding (at most one); bytes past the member count zero |
 //! | 192 | 2048 | disk model names, UTF-8, `N` bytes: catalog names separated by `\n` (none: default drive; one: every member; else one per member), then zeros |
 //! | 2240 | 1852 | reserved, zero |
@@ -47,7 +48,9 @@
 //!
 //! Decoding checks, in order: length, magic, version, checksum, then every field's
 //! range; the first problem found is reported with its byte offset. Reserved bytes
-//! are written as zero and not checked (a later minor version may use them).
+//! are written as zero and not checked (a later minor version may use them). The
+//! corrected-read count took bytes 112 .. 120 that way: a superblock written before
+//! it reads as 0 there.
 
 use spinstack_sim::units::Sectors;
 use spinstack_store::intent::crc32c;
@@ -123,6 +126,8 @@ pub struct Superblock {
     pub copies: u32,
     pub disks: Vec<String>,
     pub roles: Vec<MemberRole>,
+    /// This member's sectors rewritten after a read error (offset 112).
+    pub corrected_read_sectors: u64,
 }
 
 /// Why a superblock slot does not decode: the byte offset and the problem.
@@ -204,6 +209,7 @@ impl Superblock {
         put_u64(&mut slot, 88, self.buffer.map_or(0, |b| b.block.0));
         put_u64(&mut slot, 96, self.rebuild_cursor);
         put_u32(&mut slot, 104, self.copies);
+        put_u64(&mut slot, 112, self.corrected_read_sectors);
         let names = self.disks.join("\n");
         let names = &names.as_bytes()[..names.len().min(MAX_DISK_NAME_BYTES)];
         put_u32(&mut slot, 108, names.len() as u32);
@@ -350,6 +356,7 @@ fn decode_fields(slot: &[u8]) -> Result<Superblock, SuperblockError> {
         copies,
         disks,
         roles,
+        corrected_read_sectors: get_u64(slot, 112),
     })
 }
 

@@ -1,5 +1,6 @@
 //! Member I/O errors under an open array: a read error is corrected from the
-//! redundancy and the member kept (in memory and in the superblocks).
+//! redundancy and the member kept (in memory and in the superblocks), and the
+//! corrected sectors are counted per member file.
 
 mod common;
 
@@ -36,13 +37,63 @@ fn a_member_read_error_is_corrected_and_the_member_kept() {
         len_bytes,
         "the chunk rewritten"
     );
+    let corrected = array.status().corrected_read_sectors;
+    assert!((8..=16).contains(&corrected[1]), "{corrected:?}");
+    assert_eq!(corrected.iter().sum::<u64>(), corrected[1], "{corrected:?}");
     array.close().unwrap();
+    assert_eq!(
+        inspect(&dir).unwrap().status.corrected_read_sectors,
+        corrected,
+        "the count is in the superblocks"
+    );
     let (mut array, _) = Array::open(&dir).unwrap();
+    assert_eq!(array.status().corrected_read_sectors, corrected);
     array.fail_member(2).unwrap();
     assert_matches(&mut array, &model, seed);
     assert_eq!(
         array.scrub(false).unwrap().skipped,
         128,
         "every stripe degraded"
+    );
+}
+
+// Proves a scrub reports the sectors it corrected and adds them to the member's
+// count, which survives the close; and that a member rebuilt onto a fresh file starts
+// at zero (its count belongs to the file it replaced), in memory and on disk.
+#[test]
+fn a_scrub_counts_its_corrections_and_a_rebuilt_member_starts_at_zero() {
+    let seed = 0x0e44_0002;
+    let dir = temp_dir("scrub-corrects");
+    let mut array = Array::create(&dir, &spec(Level::Raid5, 4, 2048)).unwrap();
+    let mut model = Model::new(array.capacity());
+    random_writes(&mut array, &mut model, &mut Rng::new(seed), 200, 40);
+    array.flush().unwrap();
+    let path = member_path(&dir, 1);
+    let file = std::fs::OpenOptions::new().write(true).open(&path).unwrap();
+    let len_bytes = file.metadata().unwrap().len();
+    file.set_len(len_bytes - 8 * 512).unwrap();
+    let report = array.scrub(false).unwrap();
+    assert_eq!(report.mismatches, 0, "{report:?}");
+    assert!(
+        (8..=16).contains(&report.corrected_read_sectors),
+        "{report:?}"
+    );
+    let corrected = array.status().corrected_read_sectors;
+    assert_eq!(corrected[1], report.corrected_read_sectors, "{corrected:?}");
+    array.close().unwrap();
+    assert_eq!(
+        inspect(&dir).unwrap().status.corrected_read_sectors,
+        corrected
+    );
+    let (mut array, _) = Array::open(&dir).unwrap();
+    array.fail_member(1).unwrap();
+    array.start_rebuild(1).unwrap();
+    assert_eq!(array.status().corrected_read_sectors, vec![0; 4]);
+    while !array.rebuild_step(64).unwrap().done {}
+    assert_matches(&mut array, &model, seed);
+    array.close().unwrap();
+    assert_eq!(
+        inspect(&dir).unwrap().status.corrected_read_sectors,
+        vec![0; 4]
     );
 }

@@ -7,6 +7,10 @@ use spinstack_array::{BufferSpec, Level, WritePolicy};
 use spinstack_sim::units::Sectors;
 
 fn valid(generation: u64, members: u32) -> Superblock {
+    valid_with(generation, members, 0)
+}
+
+fn valid_with(generation: u64, members: u32, corrected_read_sectors: u64) -> Superblock {
     Superblock {
         volume_id: [7; 16],
         generation,
@@ -35,6 +39,7 @@ fn valid(generation: u64, members: u32) -> Superblock {
                 }
             })
             .collect(),
+        corrected_read_sectors,
     }
 }
 
@@ -67,8 +72,8 @@ proptest! {
 
     // Encode then decode returns the same superblock.
     #[test]
-    fn round_trip(generation in any::<u64>(), members in 3u32..=64) {
-        let block = valid(generation, members);
+    fn round_trip(generation in any::<u64>(), members in 3u32..=64, corrected in any::<u64>()) {
+        let block = valid_with(generation, members, corrected);
         prop_assert_eq!(Superblock::decode(&block.encode()).unwrap(), block);
     }
 }

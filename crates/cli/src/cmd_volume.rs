@@ -208,6 +208,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
                     "failed",
                     "rebuilding",
                     "rebuild_progress",
+                    "corrected_read_sectors",
                     "level",
                     "members",
                     "capacity_bytes",
@@ -260,7 +261,13 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             print_value(
                 &value,
                 json,
-                &["mismatches", "repaired", "checked", "skipped"],
+                &[
+                    "mismatches",
+                    "repaired",
+                    "corrected_read_sectors",
+                    "checked",
+                    "skipped",
+                ],
             );
             Ok(())
         }

@@ -54,12 +54,22 @@ pub(crate) fn check_request(
 pub(crate) struct MemberStores<S> {
     pub stores: Vec<Option<S>>,
     pub health: Health,
+    /// Per member, the sectors rewritten (and read back right) after a read error:
+    /// the whole extent the failed read asked for, rebuilt from the redundancy. Since
+    /// the volume was assembled or the member's store replaced; md keeps the same
+    /// count per device (its `errors`), and one that keeps rising marks a failing disk.
+    corrected_read_sectors: Vec<u64>,
 }
 
 impl<S: BlockStore> MemberStores<S> {
     pub fn new(stores: Vec<Option<S>>) -> MemberStores<S> {
         let health = Health::new(stores.len() as u32);
-        MemberStores { stores, health }
+        let corrected_read_sectors = vec![0; stores.len()];
+        MemberStores {
+            stores,
+            health,
+            corrected_read_sectors,
+        }
     }
 
     /// Members whose store is absent (assembled without them).
@@ -72,6 +82,23 @@ impl<S: BlockStore> MemberStores<S> {
 
     pub fn count(&self) -> u32 {
         self.stores.len() as u32
+    }
+
+    /// Puts `store` in `member`'s place; returns the old one. The new store's count
+    /// of corrected read errors starts at zero: it is another device.
+    pub fn replace_store(&mut self, member: MemberIndex, store: S) -> Option<S> {
+        self.corrected_read_sectors[member.index()] = 0;
+        self.stores[member.index()].replace(store)
+    }
+
+    /// Per member, the sectors corrected after a read error (see the field).
+    pub fn corrected_read_sectors(&self) -> &[u64] {
+        &self.corrected_read_sectors
+    }
+
+    /// All members' corrected sectors together.
+    pub fn corrected_read_sectors_total(&self) -> u64 {
+        self.corrected_read_sectors.iter().sum()
     }
 
     fn store(
@@ -169,11 +196,15 @@ impl<S: BlockStore> MemberStores<S> {
             scratch.resize(data.len(), 0);
         }
         let read_back = &mut scratch[..data.len()];
-        match self.read(member, lbn, read_back) {
-            Ok(()) => Ok(read_back == data),
-            Err(error) if write_fails_member(&error) => Ok(false),
-            Err(error) => Err(error),
+        let verified = match self.read(member, lbn, read_back) {
+            Ok(()) => read_back == data,
+            Err(error) if write_fails_member(&error) => false,
+            Err(error) => return Err(error),
+        };
+        if verified {
+            self.corrected_read_sectors[member.index()] += (data.len() / SECTOR) as u64;
         }
+        Ok(verified)
     }
 
     /// Fails with the array's error if it has failed.

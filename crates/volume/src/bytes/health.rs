@@ -80,6 +80,10 @@ pub struct VolumeStatus {
     pub failed: Vec<MemberIndex>,
     /// `Some(cursor / total)` in `0..=1` while rebuilding.
     pub rebuild_progress: Option<f64>,
+    /// Per member, the sectors rebuilt from the redundancy and rewritten after a read
+    /// error (the whole extent the failed read asked for), since assembly or since
+    /// the member's store was replaced.
+    pub corrected_read_sectors: Vec<u64>,
 }
 
 /// How a member stands for a request at a given rebuild unit.

@@ -133,6 +133,7 @@ impl<S: BlockStore, M: CopyLayout> MirrorVolume<S, M> {
             state: health.state().clone(),
             failed: health.failed().to_vec(),
             rebuild_progress: health.rebuild_progress(),
+            corrected_read_sectors: self.members.corrected_read_sectors().to_vec(),
         }
     }
 
@@ -185,7 +186,7 @@ impl<S: BlockStore, M: CopyLayout> MirrorVolume<S, M> {
                 operation: "replace a member that has not failed",
                 state,
             })?;
-        Ok(self.members.stores[member.index()].replace(store))
+        Ok(self.members.replace_store(member, store))
     }
 
     /// Rebuilds up to `max_rows` member rows of the member being rebuilt; returns how

@@ -109,6 +109,7 @@ impl<S: BlockStore, M: CopyLayout> MirrorVolume<S, M> {
         let unit = self.map.unit_sectors().0;
         let units = self.map.capacity().0.div_ceil(unit);
         let mut report = ScrubReport::default();
+        let corrected_before = self.members.corrected_read_sectors_total();
         let mut buffers = [vec![0u8; bytes(unit)], vec![0u8; bytes(unit)]];
         let mut pieces = Vec::new();
         for index in 0..units {
@@ -136,6 +137,8 @@ impl<S: BlockStore, M: CopyLayout> MirrorVolume<S, M> {
                 report.repaired += u64::from(written);
             }
         }
+        report.corrected_read_sectors =
+            self.members.corrected_read_sectors_total() - corrected_before;
         Ok(report)
     }
 

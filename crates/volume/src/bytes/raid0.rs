@@ -61,6 +61,7 @@ impl<S: BlockStore> Raid0Volume<S> {
             state: self.members.health.state().clone(),
             failed: self.members.health.failed().to_vec(),
             rebuild_progress: None,
+            corrected_read_sectors: self.members.corrected_read_sectors().to_vec(),
         }
     }
 

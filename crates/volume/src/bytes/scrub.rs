@@ -21,6 +21,10 @@ pub struct ScrubReport {
     /// rewritten from the first live copy (not counted when the rewrite failed a
     /// member instead).
     pub repaired: u64,
+    /// Sectors rebuilt from the redundancy, rewritten and read back after a member
+    /// read error during the scrub (the whole extent the failed read asked for;
+    /// check and repair alike: md corrects read errors in both).
+    pub corrected_read_sectors: u64,
 }
 
 impl ScrubReport {

@@ -38,6 +38,21 @@ fn unreadable_at(volume: &Raid5, faults: &[Rc<Faults>], lbn: u64, sectors: u64) 
     member
 }
 
+/// Asserts that only `member` counts corrected sectors, within `expected` (a
+/// correction rewrites the whole extent the failed read asked for, inside one unit).
+fn assert_corrected_only(
+    corrected: &[u64],
+    member: MemberIndex,
+    expected: std::ops::RangeInclusive<u64>,
+) {
+    for (index, &sectors) in corrected.iter().enumerate() {
+        match index == member.index() {
+            true => assert!(expected.contains(&sectors), "{corrected:?}"),
+            false => assert_eq!(sectors, 0, "{corrected:?}"),
+        }
+    }
+}
+
 fn read_all<S: BlockStore>(volume: &mut S) -> Result<Vec<u8>, StoreError> {
     let mut buf = vec![0u8; volume.capacity().0 as usize * SECTOR];
     volume.read(Lbn(0), &mut buf).map(|()| buf)
@@ -55,6 +70,7 @@ fn raid5_read_error_is_corrected_from_the_stripe() {
     assert!(read_all(&mut volume).unwrap() == data);
     assert_eq!(volume.status().state, ArrayState::Healthy);
     assert!(faults[member.index()].unreadable.borrow().is_empty());
+    assert_corrected_only(&volume.status().corrected_read_sectors, member, 2..=CHUNK);
     let other = MemberIndex((member.0 + 1) % MEMBERS as u32);
     volume.fail_member(other).unwrap();
     assert!(
@@ -78,11 +94,22 @@ fn raid5_write_and_scrub_correct_read_errors() {
     data[start as usize * SECTOR..][..new.len()].copy_from_slice(&new);
     assert_eq!(volume.status().state, ArrayState::Healthy);
     assert!(faults[untouched.index()].unreadable.borrow().is_empty());
+    let before = volume.status().corrected_read_sectors;
+    assert_eq!(before.iter().sum::<u64>(), CHUNK, "the write's correction");
     let member = unreadable_at(&volume, &faults, 40, 3);
     let report = volume.scrub(false).unwrap();
     assert_eq!(report.mismatch_count, 0, "{report:?}");
     assert_eq!(report.stripes_checked, volume.layout().stripes());
     assert!(faults[member.index()].unreadable.borrow().is_empty());
+    let after = volume.status().corrected_read_sectors;
+    assert!(
+        (3..=CHUNK).contains(&report.corrected_read_sectors),
+        "{report:?}"
+    );
+    assert_eq!(
+        after[member.index()] - before[member.index()],
+        report.corrected_read_sectors
+    );
     assert!(read_all(&mut volume).unwrap() == data);
 }
 
@@ -95,6 +122,11 @@ fn raid5_read_error_that_cannot_be_rewritten_fails_the_member() {
     faults[member.index()].writes_fail.set(true);
     assert!(read_all(&mut volume).unwrap() == data);
     assert_eq!(volume.status().failed, vec![member]);
+    assert_eq!(
+        volume.status().corrected_read_sectors,
+        vec![0; MEMBERS],
+        "a failed rewrite corrected nothing"
+    );
 }
 
 // Proves a read error the redundancy cannot cover (another member already out) is
@@ -153,6 +185,8 @@ fn mirror_read_error_is_corrected_from_another_copy() {
     assert!(read_all(&mut volume).unwrap() == data);
     assert_eq!(volume.status().state, ArrayState::Healthy);
     assert!(faults[0].unreadable.borrow().is_empty());
+    let corrected = volume.status().corrected_read_sectors;
+    assert_corrected_only(&corrected, MemberIndex(0), 5..=MEMBER_SECTORS);
     volume.fail_member(MemberIndex(1)).unwrap();
     assert!(
         read_all(&mut volume).unwrap() == data,
@@ -188,6 +222,9 @@ fn mirror_scrub_corrects_a_read_error() {
     let report = volume.scrub(false).unwrap();
     assert_eq!(report.mismatch_count, 0, "{report:?}");
     assert!(faults[1].unreadable.borrow().is_empty());
+    let corrected = volume.status().corrected_read_sectors;
+    assert_corrected_only(&corrected, MemberIndex(1), 3..=MEMBER_SECTORS);
+    assert_eq!(report.corrected_read_sectors, corrected[1]);
     volume.fail_member(MemberIndex(0)).unwrap();
     assert!(read_all(&mut volume).unwrap() == data);
 }
@@ -210,4 +247,33 @@ fn a_member_flush_error_fails_the_member_and_the_flush_completes() {
     volume.flush().unwrap();
     assert_eq!(volume.status().failed, vec![MemberIndex(0)]);
     assert!(read_all(&mut volume).unwrap() == data);
+}
+
+// Proves the count of corrected read errors belongs to the device: replacing a
+// member's store (a rebuild onto a fresh one) starts it at zero, the other members'
+// counts kept.
+#[test]
+fn a_replaced_member_starts_with_no_corrected_read_errors() {
+    let (mut volume, faults, _) = raid5();
+    let member = unreadable_at(&volume, &faults, 13, 2);
+    let other = MemberIndex((member.0 + 1) % MEMBERS as u32);
+    // In another stripe: two unreadable units in one stripe cannot be corrected.
+    let later_stripe = volume.layout().stripe_start(3).0;
+    let other_lbn = (later_stripe..volume.capacity().0)
+        .find(|&lbn| volume.layout().locate(Lbn(lbn)).unwrap().0 == other)
+        .unwrap();
+    unreadable_at(&volume, &faults, other_lbn, 1);
+    read_all(&mut volume).unwrap();
+    let before = volume.status().corrected_read_sectors;
+    assert!(
+        before[member.index()] > 0 && before[other.index()] > 0,
+        "{before:?}"
+    );
+    volume.fail_member(member).unwrap();
+    let (fresh, _) = erring(1, MEMBER_SECTORS);
+    let fresh = fresh.into_iter().next().unwrap();
+    volume.replace_member(member, fresh).unwrap();
+    let after = volume.status().corrected_read_sectors;
+    assert_eq!(after[member.index()], 0, "{after:?}");
+    assert_eq!(after[other.index()], before[other.index()], "{after:?}");
 }

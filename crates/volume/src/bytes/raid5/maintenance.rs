@@ -172,6 +172,7 @@ impl<S: BlockStore, L: ParityLayout> Raid5Volume<S, L> {
     pub fn scrub(&mut self, repair: bool) -> Result<ScrubReport, VolumeError> {
         self.members.check_usable(FAILED)?;
         let mut report = ScrubReport::default();
+        let corrected_before = self.members.corrected_read_sectors_total();
         for stripe in 0..self.layout.stripes() {
             if self.failed_at(stripe)?.is_some() {
                 report.stripes_skipped += 1;
@@ -205,6 +206,8 @@ impl<S: BlockStore, L: ParityLayout> Raid5Volume<S, L> {
             self.scratch.unit_c = stored;
             result.map_err(|e| self.maintenance_error(e))?;
         }
+        report.corrected_read_sectors =
+            self.members.corrected_read_sectors_total() - corrected_before;
         Ok(report)
     }
 

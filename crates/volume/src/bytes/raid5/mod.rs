@@ -166,6 +166,7 @@ impl<S: BlockStore, L: ParityLayout> Raid5Volume<S, L> {
             state: health.state().clone(),
             failed: health.failed().to_vec(),
             rebuild_progress: health.rebuild_progress(),
+            corrected_read_sectors: self.members.corrected_read_sectors().to_vec(),
         }
     }
 
@@ -200,7 +201,7 @@ impl<S: BlockStore, L: ParityLayout> Raid5Volume<S, L> {
                 operation: "replace a member that has not failed",
                 state,
             })?;
-        Ok(self.members.stores[member.index()].replace(store))
+        Ok(self.members.replace_store(member, store))
     }
 
     /// Flushes every live member and clears the write-intent bit of every idle region
