@@ -592,4 +592,38 @@ mod tests {
         drop(array);
         let _ = std::fs::remove_dir_all(&dir);
     }
+
+    // Proves a member failed by the flush a maintenance operation starts with is in
+    // the superblocks when the operation returns: here a three-way mirror's member 2
+    // is failed in the volume directly, as a member flush error in `start_rebuild`'s
+    // flush would fail it (member files cannot be made to fail a flush here), and
+    // the rebuild of member 0 then writes the role table. (Before, that table still
+    // said member 2 was active, so a crash before the next request brought it back
+    // with stale data: noticed in the review of the member-error change, 2026-11-28.)
+    #[test]
+    fn a_member_failed_by_a_maintenance_flush_is_recorded() {
+        let dir = temp_dir("maintenance-flush");
+        let spec = ArraySpec {
+            level: Level::Raid1,
+            members: 3,
+            member_size: Sectors(256),
+            chunk: None,
+            disks: Vec::new(),
+            buffer: None,
+            track_units: None,
+        };
+        let mut array = Array::create(&dir, &spec).unwrap();
+        array.fail_member(0).unwrap();
+        array.engine.volume_mut().fail_member(2).unwrap();
+        array.start_rebuild(0).unwrap();
+        let at_rest = crate::inspect(&dir).unwrap();
+        assert_eq!(at_rest.status.failed, vec![2]);
+        assert_eq!(at_rest.status.rebuilding, Some(0));
+        drop(array); // a crash: no flush, no close
+        let (array, report) = Array::open(&dir).unwrap();
+        assert_eq!(report.recorded_failed, vec![2]);
+        assert_eq!(array.status().failed, vec![2]);
+        drop(array);
+        let _ = std::fs::remove_dir_all(&dir);
+    }
 }

@@ -33,8 +33,14 @@ impl Array {
         }
     }
 
+    /// Flushes the buffer and the members, and records in the superblocks any member
+    /// the flush failed before anything else is written: an operation that goes on to
+    /// persist its own change (a rebuild's start writes the role table) would
+    /// otherwise record that member as active.
     fn flush_all(&mut self) -> Result<(), ArrayError> {
-        self.engine.flush().map_err(|source| ArrayError::DataPath {
+        let flushed = self.engine.flush();
+        self.persist_roles()?;
+        flushed.map_err(|source| ArrayError::DataPath {
             dir: self.dir.clone(),
             source,
         })
@@ -166,7 +172,6 @@ impl Array {
         self.persist_roles()?;
         let found = found.map_err(self.volume_error())?;
         self.flush_all()?;
-        self.persist_roles()?;
         Ok(ScrubReport {
             mismatches: found.mismatch_count,
             repaired: found.repaired,
