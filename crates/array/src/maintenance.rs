@@ -87,14 +87,15 @@ impl Array {
     /// Replaces failed `member` by a fresh member file and starts rebuilding it.
     pub fn start_rebuild(&mut self, member: u32) -> Result<(), ArrayError> {
         self.check_member(member)?;
-        if self.roles[member as usize] != MemberRole::Failed {
-            return Err(self.refused(
-                "start a rebuild",
-                format!(
-                    "member {member} is {:?}, not failed",
-                    self.roles[member as usize]
-                ),
-            ));
+        let why = match self.roles[member as usize] {
+            MemberRole::Failed => None,
+            MemberRole::Active => Some("active: only a failed member is rebuilt"),
+            MemberRole::Rebuilding => Some(
+                "being rebuilt already (a rebuild at rest or a server goes on from its cursor)",
+            ),
+        };
+        if let Some(why) = why {
+            return Err(self.refused("start a rebuild", format!("member {member} is {why}")));
         }
         if let Some(other) = self.roles.iter().position(|r| *r == MemberRole::Rebuilding) {
             return Err(self.refused(

@@ -254,3 +254,60 @@ fn trace_replays_through_fio_against_serve() {
     server.stop();
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+// Guards finding V1 of the hostile test of 2026-11-28: a rebuild that a crash of the
+// server interrupted was resumed at assembly (its cursor restored) but nothing drove
+// it while served, so the array stayed without redundancy, and `volume rebuild` of
+// that member was refused. Proves that a server started on an array left in the
+// middle of a rebuild finishes it by itself, and that the data reads back intact. The
+// crash is made at rest, deterministically: a rebuild started and stepped, then the
+// array dropped without a close (as SIGKILL leaves it).
+#[test]
+fn a_served_array_finishes_a_rebuild_a_crash_interrupted() {
+    let dir = scratch("serve-resume-rebuild");
+    let volume = create(
+        &dir,
+        &[
+            "--level",
+            "raid5",
+            "--members",
+            "4",
+            "--member-size",
+            "8MiB",
+            "--chunk",
+            "64KiB",
+        ],
+    );
+    let mut data = vec![0u8; 24 << 20];
+    spinstack_sim::rng::SplitMix64::new(5).fill_bytes(&mut data);
+    {
+        use spinstack_store::BlockStore;
+        let (mut array, _) = spinstack_array::Array::open(&volume).unwrap();
+        array.write(spinstack_sim::units::Lbn(0), &data).unwrap();
+        array.fail_member(1).unwrap();
+        array.start_rebuild(1).unwrap();
+        let step = array.rebuild_step(4).unwrap();
+        assert!(!step.done, "the rebuild must be left unfinished");
+        drop(array); // a crash: no close
+    }
+    let server = Server::start(&volume, &dir.join("nbd.sock"), &[]);
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    let finished = loop {
+        let status = volume_json(&["status", volume.to_str().unwrap()]);
+        if status["state"] == "healthy" {
+            break true;
+        }
+        if std::time::Instant::now() > deadline {
+            eprintln!("still not healthy after 60 s: {status}");
+            break false;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    };
+    server.stop();
+    assert!(finished, "the served array did not finish the rebuild");
+    let (mut array, _) = spinstack_array::Array::open(&volume).unwrap();
+    array.fail_member(2).unwrap(); // the rebuilt member 1 must now carry its share
+    let mut back = vec![0u8; data.len()];
+    spinstack_store::BlockStore::read(&mut array, spinstack_sim::units::Lbn(0), &mut back).unwrap();
+    assert!(back == data, "data differs after the resumed rebuild");
+}

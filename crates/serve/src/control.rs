@@ -8,7 +8,11 @@
 //!
 //! A rebuild runs online: `Rebuild` starts it and returns; a thread then rebuilds
 //! [`REBUILD_STRIPES_PER_STEP`] stripes at a time under the store lock (each step
-//! also saves the cursor), so client requests interleave with it.
+//! also saves the cursor), so client requests interleave with it. A rebuild the
+//! array was assembled in the middle of (the server was killed during one) goes on
+//! at once when the control server starts, from its saved cursor; `Rebuild` of the
+//! member being rebuilt, with no rebuild running (it stopped on an error), goes on
+//! from the cursor too.
 
 use crate::backend::StoreBackend;
 use serde_json::Value;
@@ -70,6 +74,14 @@ impl ControlServer {
             extra_status,
             rebuilding: AtomicBool::new(false),
         });
+        // Assembly resumed a rebuild at its saved cursor: nothing else would drive it,
+        // and the array would stay without redundancy while served.
+        let resumed = on_array(&shared, |array| Ok::<_, String>(array.status().rebuilding));
+        if let Ok(Some(member)) = resumed {
+            eprintln!("serve: going on with the rebuild of member {member}");
+            shared.rebuilding.store(true, Ordering::SeqCst);
+            spawn_rebuild(&shared).map_err(std::io::Error::other)?;
+        }
         let thread = std::thread::Builder::new()
             .name("control".into())
             .spawn(move || {
@@ -174,7 +186,13 @@ fn carry_out(request: ControlRequest, shared: &Arc<Shared>) -> Result<Value, Str
             if shared.rebuilding.swap(true, Ordering::SeqCst) {
                 return Err("a rebuild is already running".into());
             }
-            if let Err(error) = on_array(shared, |array| array.start_rebuild(member)) {
+            // The member already being rebuilt (a rebuild that stopped on an error)
+            // goes on from its cursor; a failed one gets a fresh member file.
+            let started = on_array(shared, |array| match array.status().rebuilding {
+                Some(rebuilding) if rebuilding == member => Ok(()),
+                _ => array.start_rebuild(member),
+            });
+            if let Err(error) = started {
                 shared.rebuilding.store(false, Ordering::SeqCst);
                 return Err(error);
             }
@@ -182,11 +200,7 @@ fn carry_out(request: ControlRequest, shared: &Arc<Shared>) -> Result<Value, Str
             // taken before the thread runs: a small volume can be rebuilt before a
             // status taken afterwards, and the caller is told what it started.
             let started = status(shared);
-            let worker = Arc::clone(shared);
-            std::thread::Builder::new()
-                .name("rebuild".into())
-                .spawn(move || rebuild_online(&worker))
-                .map_err(|error| format!("could not start the rebuild thread: {error}"))?;
+            spawn_rebuild(shared)?;
             started
         }
         ControlRequest::Scrub { repair } => {
@@ -194,6 +208,19 @@ fn carry_out(request: ControlRequest, shared: &Arc<Shared>) -> Result<Value, Str
             to_json(&report)
         }
     }
+}
+
+/// Starts the thread of [`rebuild_online`]; the caller has set `rebuilding`.
+fn spawn_rebuild(shared: &Arc<Shared>) -> Result<(), String> {
+    let worker = Arc::clone(shared);
+    let spawned = std::thread::Builder::new()
+        .name("rebuild".into())
+        .spawn(move || rebuild_online(&worker));
+    if let Err(error) = spawned {
+        shared.rebuilding.store(false, Ordering::SeqCst);
+        return Err(format!("could not start the rebuild thread: {error}"));
+    }
+    Ok(())
 }
 
 /// Rebuilds a few stripes per turn until done, letting client requests in between.
