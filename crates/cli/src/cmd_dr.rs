@@ -17,6 +17,12 @@ use std::path::PathBuf;
 const DEFAULT_WAREHOUSES: u32 = 16;
 /// TPC-C transactions when `--transactions` is absent: the paper's.
 const DEFAULT_TRANSACTIONS: u64 = 1_000_000;
+/// Largest `--transactions`: ten times the paper's (see the check).
+const TRANSACTIONS_MAX: u64 = 10_000_000;
+/// Largest `--warehouses`: ten times the paper's W = 160.
+const WAREHOUSES_MAX: u32 = 1_600;
+/// Largest `--buffer-pool`, in MB.
+const BUFFER_POOL_MB_MAX: u64 = 65_536;
 
 /// Arguments of `spinstack dr`.
 #[derive(clap::Args)]
@@ -220,8 +226,19 @@ fn run_study(args: StudyArgs) -> anyhow::Result<()> {
     );
     let warehouses = args.warehouses.unwrap_or(DEFAULT_WAREHOUSES);
     let transactions = args.transactions.unwrap_or(DEFAULT_TRANSACTIONS);
-    anyhow::ensure!(warehouses >= 1, "--warehouses must be at least 1");
-    anyhow::ensure!(transactions >= 1000, "--transactions must be at least 1000");
+    // The generator holds its whole log in memory: about 0.8 KB a transaction and
+    // 0.4 MB a warehouse (measured: 400,000 transactions 337 MB, W = 1,000 426 MB),
+    // so each is bounded at ten times the paper's largest (1,000,000; W = 160).
+    anyhow::ensure!(
+        (1..=WAREHOUSES_MAX).contains(&warehouses),
+        "--warehouses must be between 1 and {WAREHOUSES_MAX} (ten times the paper's W = 160; \
+         each warehouse holds about 0.4 MB), got {warehouses}"
+    );
+    anyhow::ensure!(
+        (1000..=TRANSACTIONS_MAX).contains(&transactions),
+        "--transactions must be between 1000 and {TRANSACTIONS_MAX} (ten times the paper's \
+         1,000,000; each holds about 0.8 KB of log), got {transactions}"
+    );
     // Table 1's p5 595, the largest site the paper names, has 6,400 data drives; each
     // simulated drive costs memory (100,000 took 11 GB).
     anyhow::ensure!(
@@ -235,7 +252,12 @@ fn run_study(args: StudyArgs) -> anyhow::Result<()> {
         "--trials must be at least 1 (1,000 by default)"
     );
     anyhow::ensure!(args.cycles >= 1, "--cycles must be at least 1");
-    anyhow::ensure!(args.buffer_pool >= 1, "--buffer-pool must be at least 1 MB");
+    // The pool keeps an entry per page of its size (8 KiB pages): 64 GiB is 8 M pages.
+    anyhow::ensure!(
+        (1..=BUFFER_POOL_MB_MAX).contains(&args.buffer_pool),
+        "--buffer-pool must be between 1 and {BUFFER_POOL_MB_MAX} MB, got {}",
+        args.buffer_pool
+    );
     let mut config = SiteConfig::new(warehouses, transactions, args.seed);
     config.data_drives = args.data_drives;
     config.buffer_pool_bytes = args.buffer_pool << 20;

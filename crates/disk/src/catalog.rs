@@ -125,7 +125,9 @@ pub fn parse_toml(file: &str, text: &str) -> Result<DriveSpec, CatalogError> {
         file: file.to_string(),
         message: error.to_string(),
     })?;
-    crate::spec_check::check_times(&spec).map_err(|error| CatalogError::Parse {
+    let checked =
+        crate::spec_check::check_times(&spec).and_then(|()| crate::spec_check::check_counts(&spec));
+    checked.map_err(|error| CatalogError::Parse {
         file: file.to_string(),
         message: match line_of_key(text, error.field_name()) {
             Some(line) => format!("line {line}: {error}"),
