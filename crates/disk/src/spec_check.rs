@@ -235,7 +235,7 @@ pub fn check_counts(spec: &DriveSpec) -> Result<(), TimeFieldError> {
         }
     }
     let scale = firmware.overhead_time_scale;
-    if !(scale.is_finite() && scale >= 0.0 && scale <= 1.0e6) {
+    if !(scale.is_finite() && (0.0..=1.0e6).contains(&scale)) {
         return error(
             "firmware.overhead_time_scale",
             scale,
