@@ -120,12 +120,27 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     }
 }
 
+/// Longest time an option may give: about 31 years, far past any RTO or latency,
+/// and far inside the nanosecond clock.
+const SECONDS_MAX: f64 = 1e9;
+
 fn seconds(value: f64, what: &str) -> anyhow::Result<Nanoseconds> {
     anyhow::ensure!(
-        value.is_finite() && value > 0.0 && value < 1e9,
-        "{what} must be a positive number of seconds, got {value}"
+        value.is_finite() && value > 0.0 && value < SECONDS_MAX,
+        "{what} must be above 0 and below 1,000,000,000 seconds, got {value:.6e}"
     );
     Ok(Nanoseconds::from_ms_f64(value * 1e3))
+}
+
+/// Fastest log rate an option may give: a terabyte a second, beyond any site's log.
+const BYTES_PER_S_MAX: f64 = 1e12;
+
+fn bytes_per_second(value: f64, what: &str) -> anyhow::Result<f64> {
+    anyhow::ensure!(
+        value.is_finite() && (1.0..=BYTES_PER_S_MAX).contains(&value),
+        "{what} must be between 1 and 1,000,000,000,000 bytes a second, got {value:.6e}"
+    );
+    Ok(value)
 }
 
 /// The standby level `name` names on `spec` (default: the deepest, the last).
@@ -159,12 +174,12 @@ fn standby_level(
 }
 
 fn run_plan(args: PlanArgs) -> anyhow::Result<()> {
-    let spec = spinstack_disk::catalog::get(&args.disk)?;
+    let spec = spinstack_disk::catalog::resolve(&args.disk)?;
     let level = standby_level(&spec, args.standby.as_deref())?;
     let mode = &spec.power.standby[level.0 as usize];
     let input = PlanInput {
-        r_gen_bytes_per_s: args.r_gen,
-        r_apl_bytes_per_s: args.r_apl,
+        r_gen_bytes_per_s: bytes_per_second(args.r_gen, "--r-gen")?,
+        r_apl_bytes_per_s: bytes_per_second(args.r_apl, "--r-apl")?,
         rto: seconds(args.rto, "--rto")?,
         spin_up: Nanoseconds::from_ms_f64(mode.exit_ms),
         spin_down: Nanoseconds::from_ms_f64(mode.enter_ms),
@@ -194,7 +209,7 @@ fn run_plan(args: PlanArgs) -> anyhow::Result<()> {
 }
 
 fn run_study(args: StudyArgs) -> anyhow::Result<()> {
-    let spec = spinstack_disk::catalog::get(&args.disk)?;
+    let spec = spinstack_disk::catalog::resolve(&args.disk)?;
     let standby = standby_level(&spec, args.standby.as_deref())?;
     let window_bytes = match args.window.as_str() {
         "none" => None,
@@ -288,6 +303,11 @@ fn run_study(args: StudyArgs) -> anyhow::Result<()> {
     point.standby = standby;
     point.failover_trials = args.trials;
     point.cycles = args.cycles;
+    anyhow::ensure!(
+        args.latency_ms.is_finite() && args.latency_ms > 0.0 && args.latency_ms / 1e3 < SECONDS_MAX,
+        "--latency-ms must be above 0 and below 1,000,000,000,000 ms, got {:.6e}",
+        args.latency_ms
+    );
     point.inter_site_latency = seconds(args.latency_ms / 1e3, "--latency-ms")?;
     progress.set_message(format!(
         "measuring R_apl, searching the batch plan (each plan tried: its timeline and {} failover trials)",
