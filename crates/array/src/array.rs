@@ -133,6 +133,9 @@ fn checked_spec(dir: &Path, spec: &ArraySpec) -> Result<ArraySpec, ArrayError> {
             ));
         }
     }
+    if let Some(problem) = dab_config(&spec).and_then(|config| config.problem()) {
+        return Err(bad_spec(dir, problem));
+    }
     Ok(spec)
 }
 
@@ -206,6 +209,8 @@ impl Array {
         volume_id: [u8; 16],
     ) -> Result<Array, ArrayError> {
         let spec = checked_spec(dir, spec)?;
+        // Everything that can refuse the spec is checked before any file is made.
+        Layout::build(&spec).map_err(|e| layout_error(dir, e))?;
         std::fs::create_dir_all(dir).map_err(ArrayError::io(dir))?;
         let lock = DirLock::take(dir)?;
         let existing = member_files(dir)?
@@ -219,6 +224,28 @@ impl Array {
                 file,
             });
         }
+        let members = spec.members;
+        let created = Array::create_locked(dir, spec, volume_id, lock);
+        if created.is_err() {
+            // None of these existed (checked above): a create that failed part way
+            // (a member file the file system refuses, say) leaves nothing that
+            // would make the next create refuse to overwrite "an array".
+            for member in 0..members {
+                let _ = std::fs::remove_file(member_path(dir, member));
+            }
+            let _ = std::fs::remove_file(intent_path(dir));
+        }
+        created
+    }
+
+    /// The rest of [`Array::create_with_id`], in a directory it holds the lock of and
+    /// that holds no array.
+    fn create_locked(
+        dir: &Path,
+        spec: ArraySpec,
+        volume_id: [u8; 16],
+        lock: DirLock,
+    ) -> Result<Array, ArrayError> {
         let layout = Layout::build(&spec).map_err(|e| layout_error(dir, e))?;
         let layout_survives = Layout::build(&spec).map_err(|e| layout_error(dir, e))?;
         // Member files first (no valid superblock yet: a crash here leaves files that

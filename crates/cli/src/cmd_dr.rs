@@ -17,6 +17,12 @@ use std::path::PathBuf;
 const DEFAULT_WAREHOUSES: u32 = 16;
 /// TPC-C transactions when `--transactions` is absent: the paper's.
 const DEFAULT_TRANSACTIONS: u64 = 1_000_000;
+/// Largest `--transactions`: ten times the paper's (see the check).
+const TRANSACTIONS_MAX: u64 = 10_000_000;
+/// Largest `--warehouses`: ten times the paper's W = 160.
+const WAREHOUSES_MAX: u32 = 1_600;
+/// Largest `--buffer-pool`, in MB.
+const BUFFER_POOL_MB_MAX: u64 = 65_536;
 
 /// Arguments of `spinstack dr`.
 #[derive(clap::Args)]
@@ -114,12 +120,27 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     }
 }
 
+/// Longest time an option may give: about 31 years, far past any RTO or latency,
+/// and far inside the nanosecond clock.
+const SECONDS_MAX: f64 = 1e9;
+
 fn seconds(value: f64, what: &str) -> anyhow::Result<Nanoseconds> {
     anyhow::ensure!(
-        value.is_finite() && value > 0.0 && value < 1e9,
-        "{what} must be a positive number of seconds, got {value}"
+        value.is_finite() && value > 0.0 && value < SECONDS_MAX,
+        "{what} must be above 0 and below 1,000,000,000 seconds, got {value:.6e}"
     );
     Ok(Nanoseconds::from_ms_f64(value * 1e3))
+}
+
+/// Fastest log rate an option may give: a terabyte a second, beyond any site's log.
+const BYTES_PER_S_MAX: f64 = 1e12;
+
+fn bytes_per_second(value: f64, what: &str) -> anyhow::Result<f64> {
+    anyhow::ensure!(
+        value.is_finite() && (1.0..=BYTES_PER_S_MAX).contains(&value),
+        "{what} must be between 1 and 1,000,000,000,000 bytes a second, got {value:.6e}"
+    );
+    Ok(value)
 }
 
 /// The standby level `name` names on `spec` (default: the deepest, the last).
@@ -153,12 +174,12 @@ fn standby_level(
 }
 
 fn run_plan(args: PlanArgs) -> anyhow::Result<()> {
-    let spec = spinstack_disk::catalog::get(&args.disk)?;
+    let spec = spinstack_disk::catalog::resolve(&args.disk)?;
     let level = standby_level(&spec, args.standby.as_deref())?;
     let mode = &spec.power.standby[level.0 as usize];
     let input = PlanInput {
-        r_gen_bytes_per_s: args.r_gen,
-        r_apl_bytes_per_s: args.r_apl,
+        r_gen_bytes_per_s: bytes_per_second(args.r_gen, "--r-gen")?,
+        r_apl_bytes_per_s: bytes_per_second(args.r_apl, "--r-apl")?,
         rto: seconds(args.rto, "--rto")?,
         spin_up: Nanoseconds::from_ms_f64(mode.exit_ms),
         spin_down: Nanoseconds::from_ms_f64(mode.enter_ms),
@@ -188,7 +209,7 @@ fn run_plan(args: PlanArgs) -> anyhow::Result<()> {
 }
 
 fn run_study(args: StudyArgs) -> anyhow::Result<()> {
-    let spec = spinstack_disk::catalog::get(&args.disk)?;
+    let spec = spinstack_disk::catalog::resolve(&args.disk)?;
     let standby = standby_level(&spec, args.standby.as_deref())?;
     let window_bytes = match args.window.as_str() {
         "none" => None,
@@ -220,8 +241,19 @@ fn run_study(args: StudyArgs) -> anyhow::Result<()> {
     );
     let warehouses = args.warehouses.unwrap_or(DEFAULT_WAREHOUSES);
     let transactions = args.transactions.unwrap_or(DEFAULT_TRANSACTIONS);
-    anyhow::ensure!(warehouses >= 1, "--warehouses must be at least 1");
-    anyhow::ensure!(transactions >= 1000, "--transactions must be at least 1000");
+    // The generator holds its whole log in memory: about 0.8 KB a transaction and
+    // 0.4 MB a warehouse (measured: 400,000 transactions 337 MB, W = 1,000 426 MB),
+    // so each is bounded at ten times the paper's largest (1,000,000; W = 160).
+    anyhow::ensure!(
+        (1..=WAREHOUSES_MAX).contains(&warehouses),
+        "--warehouses must be between 1 and {WAREHOUSES_MAX} (ten times the paper's W = 160; \
+         each warehouse holds about 0.4 MB), got {warehouses}"
+    );
+    anyhow::ensure!(
+        (1000..=TRANSACTIONS_MAX).contains(&transactions),
+        "--transactions must be between 1000 and {TRANSACTIONS_MAX} (ten times the paper's \
+         1,000,000; each holds about 0.8 KB of log), got {transactions}"
+    );
     // Table 1's p5 595, the largest site the paper names, has 6,400 data drives; each
     // simulated drive costs memory (100,000 took 11 GB).
     anyhow::ensure!(
@@ -235,7 +267,12 @@ fn run_study(args: StudyArgs) -> anyhow::Result<()> {
         "--trials must be at least 1 (1,000 by default)"
     );
     anyhow::ensure!(args.cycles >= 1, "--cycles must be at least 1");
-    anyhow::ensure!(args.buffer_pool >= 1, "--buffer-pool must be at least 1 MB");
+    // The pool keeps an entry per page of its size (8 KiB pages): 64 GiB is 8 M pages.
+    anyhow::ensure!(
+        (1..=BUFFER_POOL_MB_MAX).contains(&args.buffer_pool),
+        "--buffer-pool must be between 1 and {BUFFER_POOL_MB_MAX} MB, got {}",
+        args.buffer_pool
+    );
     let mut config = SiteConfig::new(warehouses, transactions, args.seed);
     config.data_drives = args.data_drives;
     config.buffer_pool_bytes = args.buffer_pool << 20;
@@ -266,6 +303,11 @@ fn run_study(args: StudyArgs) -> anyhow::Result<()> {
     point.standby = standby;
     point.failover_trials = args.trials;
     point.cycles = args.cycles;
+    anyhow::ensure!(
+        args.latency_ms.is_finite() && args.latency_ms > 0.0 && args.latency_ms / 1e3 < SECONDS_MAX,
+        "--latency-ms must be above 0 and below 1,000,000,000,000 ms, got {:.6e}",
+        args.latency_ms
+    );
     point.inter_site_latency = seconds(args.latency_ms / 1e3, "--latency-ms")?;
     progress.set_message(format!(
         "measuring R_apl, searching the batch plan (each plan tried: its timeline and {} failover trials)",

@@ -48,7 +48,11 @@ pub struct Args {
     /// Instead of `--pattern`/`--size-kib`: random reads of this many whole stripes,
     /// each starting on a stripe boundary (RAID-5 volumes; for the track-aligned
     /// RAID-5 every member request is then one whole track).
-    #[arg(long, requires = "volume")]
+    #[arg(
+        long,
+        requires = "volume",
+        conflicts_with_all = ["pattern", "size_kib", "read_fraction"]
+    )]
     stripes: Option<u64>,
     /// Requests kept outstanding at the drive (closed loop; 1 when absent). With
     /// `--trace`: replay as a closed loop at this depth instead of at the trace's times.
@@ -64,7 +68,11 @@ pub struct Args {
     pub(crate) json: bool,
     /// Replay this block trace (open loop at its times, or closed loop with
     /// `--queue-depth`) instead of a synthetic workload.
-    #[arg(long, requires = "format", conflicts_with = "stripes")]
+    #[arg(
+        long,
+        requires = "format",
+        conflicts_with_all = ["stripes", "pattern", "size_kib", "read_fraction", "count"]
+    )]
     trace: Option<std::path::PathBuf>,
     /// The trace's format.
     #[arg(long, value_enum, requires = "trace")]
@@ -131,6 +139,10 @@ struct Report {
     /// Present for `--volume`.
     #[serde(skip_serializing_if = "Option::is_none")]
     volume: Option<VolumeReport>,
+    /// Present for `--stripes`: each request reads this many whole stripes, and
+    /// `pattern`, `read_fraction` and `size_kib` do not apply (random reads).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    stripes: Option<u64>,
     pattern: Pattern,
     read_fraction: f64,
     size_kib: u32,
@@ -342,6 +354,7 @@ fn simulate_with<D: BlockDevice, S: RequestSource>(
     let report = Report {
         disk: disk.to_string(),
         volume: None,
+        stripes: args.stripes,
         pattern: args.pattern,
         read_fraction: args.read_fraction,
         size_kib: args.size_kib,
@@ -364,15 +377,19 @@ fn print_report(report: &Report, json: bool) -> anyhow::Result<()> {
         return Ok(());
     }
     let response = &report.response;
+    let workload = match report.stripes {
+        Some(stripes) => format!(
+            "{} random reads of {stripes} whole stripes from a stripe boundary",
+            report.completed
+        ),
+        None => format!(
+            "{} {:?} {} KiB requests, read fraction {}",
+            report.completed, report.pattern, report.size_kib, report.read_fraction
+        ),
+    };
     println!(
-        "{}: {} {:?} {} KiB requests, read fraction {}, queue depth {}, seed {}",
-        report.disk,
-        report.completed,
-        report.pattern,
-        report.size_kib,
-        report.read_fraction,
-        report.queue_depth,
-        report.seed
+        "{}: {workload}, queue depth {}, seed {}",
+        report.disk, report.queue_depth, report.seed
     );
     println!(
         "response time (ms): mean {:.3}  p50 {:.3}  p90 {:.3}  p99 {:.3}  max {:.3}",
@@ -464,5 +481,38 @@ mod tests {
             assert!(error.contains(names), "{extra:?}: {error}");
         }
         check_flags(&args(&["--count", "1", "--queue-depth", "4096"])).unwrap();
+    }
+
+    // Guards input finding 14 of the hostile test of 2026-11-28: with --stripes (or
+    // --trace), --size-kib, --pattern and --read-fraction were ignored while the report
+    // printed them as the workload. Proves each is refused beside either, and that a
+    // stripe run's report says what it ran.
+    #[test]
+    fn workload_flags_beside_stripes_or_a_trace_are_refused() {
+        let volume = ["simulate", "--volume", "v.toml"];
+        for (mode, extra) in [
+            (&["--stripes", "2"][..], &["--size-kib", "8"][..]),
+            (&["--stripes", "2"][..], &["--pattern", "sequential"][..]),
+            (&["--stripes", "2"][..], &["--read-fraction", "0"][..]),
+            (
+                &["--trace", "t", "--format", "msr"][..],
+                &["--size-kib", "64"][..],
+            ),
+            (
+                &["--trace", "t", "--format", "msr"][..],
+                &["--count", "5"][..],
+            ),
+        ] {
+            let words: Vec<&str> = volume.iter().chain(mode).chain(extra).copied().collect();
+            assert!(
+                Cli::try_parse_from(&words).is_err(),
+                "{words:?} was accepted"
+            );
+        }
+        let device = FixedServiceDevice::new(Sectors(1 << 24), Nanoseconds(1_000), 16);
+        let (mut report, _) = simulate(device, "fake", &args(&["--count", "3"])).unwrap();
+        report.stripes = Some(2);
+        let text = serde_json::to_value(&report).unwrap();
+        assert_eq!(text["stripes"], 2);
     }
 }

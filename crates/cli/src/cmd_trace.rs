@@ -316,19 +316,101 @@ fn count(info: &mut Info, record: &TraceRecord) {
     info.lbn_end = info.lbn_end.max(record.lbn.0 + sectors);
 }
 
+/// What a conversion wrote and passed over.
+struct Converted {
+    written: u64,
+    skipped: u64,
+    wrapped: u64,
+    devices: BTreeSet<u32>,
+}
+
+/// The file `--out` is written to first, beside the target so the rename stays on
+/// one file system: renamed over the target only once the whole trace converted,
+/// so a failure leaves the target as it was (never an iolog of the trace's first
+/// lines that fio would replay as if whole).
+fn partial_path(out: &std::path::Path) -> PathBuf {
+    let name = out
+        .file_name()
+        .map_or("iolog".into(), |name| name.to_string_lossy());
+    out.with_file_name(format!(".{name}.partial-{}", std::process::id()))
+}
+
 fn convert(args: ConvertArgs) -> anyhow::Result<()> {
     let ConvertTo::FioIolog = args.to;
     let version = match args.iolog_version {
         2 => IologVersion::V2,
         _ => IologVersion::V3,
     };
-    let out: Box<dyn std::io::Write> = match &args.out {
+    let partial = args.out.as_deref().map(partial_path);
+    let out: Box<dyn std::io::Write> = match &partial {
         Some(path) => Box::new(std::io::BufWriter::new(
             std::fs::File::create(path)
                 .with_context(|| format!("cannot create {}", path.display()))?,
         )),
         None => Box::new(std::io::BufWriter::new(std::io::stdout().lock())),
     };
+    let converted = write_iolog(&args, out, version);
+    let converted = match (converted, &partial, &args.out) {
+        (Ok(converted), Some(partial), Some(out)) if converted.written > 0 => {
+            std::fs::rename(partial, out).with_context(|| {
+                format!("cannot move {} to {}", partial.display(), out.display())
+            })?;
+            converted
+        }
+        (result, partial, _) => {
+            if let Some(partial) = partial {
+                let _ = std::fs::remove_file(partial);
+            }
+            result?
+        }
+    };
+    let Converted {
+        written,
+        skipped,
+        wrapped,
+        devices,
+    } = converted;
+    if written == 0 {
+        // An iolog of no I/Os gives fio nothing to do; no such file is left behind.
+        anyhow::bail!(
+            "{}: no I/Os to write ({})",
+            args.file.display(),
+            why_no_records(skipped)
+        );
+    }
+    let target = args
+        .out
+        .as_ref()
+        .map_or("standard output".to_string(), |p| p.display().to_string());
+    eprintln!(
+        "wrote {written} I/Os as fio iolog version {} for {} to {target}{}",
+        version.number(),
+        args.device_file,
+        if skipped > 0 {
+            format!(" (skipped {skipped} records of other devices)")
+        } else {
+            String::new()
+        }
+    );
+    if wrapped > 0 {
+        eprintln!("note: {wrapped} requests taken modulo --wrap-to");
+    }
+    if devices.len() > 1 {
+        eprintln!(
+            "note: the trace has {} devices, all written to {}; choose one with --device",
+            devices.len(),
+            args.device_file
+        );
+    }
+    Ok(())
+}
+
+/// Converts the trace into `out`; what it wrote and passed over.
+fn write_iolog(
+    args: &ConvertArgs,
+    out: Box<dyn std::io::Write>,
+    version: IologVersion,
+) -> anyhow::Result<Converted> {
     let wrap_to = args
         .wrap_to
         .as_deref()
@@ -374,40 +456,10 @@ fn convert(args: ConvertArgs) -> anyhow::Result<()> {
     progress.finish_and_clear();
     let written = writer.written();
     writer.finish()?;
-    if written == 0 {
-        // An iolog of no I/Os gives fio nothing to do; leave no such file behind.
-        if let Some(path) = &args.out {
-            let _ = std::fs::remove_file(path);
-        }
-        anyhow::bail!(
-            "{}: no I/Os to write ({})",
-            args.file.display(),
-            why_no_records(skipped)
-        );
-    }
-    let target = args
-        .out
-        .as_ref()
-        .map_or("standard output".to_string(), |p| p.display().to_string());
-    eprintln!(
-        "wrote {written} I/Os as fio iolog version {} for {} to {target}{}",
-        version.number(),
-        args.device_file,
-        if skipped > 0 {
-            format!(" (skipped {skipped} records of other devices)")
-        } else {
-            String::new()
-        }
-    );
-    if wrapped > 0 {
-        eprintln!("note: {wrapped} requests taken modulo --wrap-to");
-    }
-    if devices.len() > 1 {
-        eprintln!(
-            "note: the trace has {} devices, all written to {}; choose one with --device",
-            devices.len(),
-            args.device_file
-        );
-    }
-    Ok(())
+    Ok(Converted {
+        written,
+        skipped,
+        wrapped,
+        devices,
+    })
 }

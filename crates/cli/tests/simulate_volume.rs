@@ -91,3 +91,24 @@ fn bad_files_are_clear_errors() {
         );
     }
 }
+
+// Guards input finding 15 of the hostile test of 2026-11-28: a request needing more
+// member requests than the volume's tables hold (here 100,000 whole stripes in one
+// read, inside --stripes' range) failed as "the device queue is full (1024
+// requests)", an internal state that waiting cannot change. Proves it is refused
+// saying the request is too large for the volume and to issue it in smaller pieces.
+#[test]
+fn a_request_too_large_for_the_volume_says_so() {
+    let file = temp_file(
+        "stripes.toml",
+        r#"level = "raid5"
+chunk = "64KiB"
+members = ["atlas10k", "atlas10k", "atlas10k", "atlas10k"]
+"#,
+    );
+    let out = simulate(&file, &["--stripes", "100000", "--count", "1"]);
+    assert!(!out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("issue it in smaller pieces"), "{stderr}");
+    assert!(!stderr.contains("queue is full"), "{stderr}");
+}

@@ -283,3 +283,55 @@ fn an_empty_trace_is_not_replayed_or_converted() {
         "{stdout}"
     );
 }
+
+// Guards input finding 12 of the hostile test of 2026-11-28: a conversion that failed
+// at line 3 exited 1 but left at `--out` a well-formed iolog of lines 1 and 2 in place
+// of the file that was there. Proves a failed conversion leaves the target as it was
+// (and no partial file beside it), and a good one replaces it whole.
+#[test]
+fn a_failed_conversion_leaves_the_target_as_it_was() {
+    let dir = temp_dir().join("convert-atomic");
+    std::fs::create_dir_all(&dir).unwrap();
+    let bad = dir.join("bad.disksim");
+    std::fs::write(&bad, "0.0 0 100 8 1\n1.0 0 200 8 1\n2.0 0 300 8 zz\n").unwrap();
+    let target = dir.join("out.iolog");
+    std::fs::write(&target, "previous content\n").unwrap();
+    let args = |input: &Path| {
+        vec![
+            "trace".to_string(),
+            "convert".into(),
+            input.to_str().unwrap().into(),
+            "--format".into(),
+            "disksim".into(),
+            "--to".into(),
+            "fio-iolog".into(),
+            "--out".into(),
+            target.to_str().unwrap().into(),
+        ]
+    };
+    let bad_args = args(&bad);
+    let out = spinstack(&bad_args.iter().map(String::as_str).collect::<Vec<_>>());
+    assert!(!out.status.success());
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains(":3:"),
+        "{out:?}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(&target).unwrap(),
+        "previous content\n"
+    );
+    let leftovers: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .filter(|name| name.to_string_lossy().contains("partial"))
+        .collect();
+    assert!(leftovers.is_empty(), "{leftovers:?}");
+    let good = dir.join("good.disksim");
+    std::fs::write(&good, "0.0 0 100 8 1\n1.0 0 200 8 1\n").unwrap();
+    let good_args = args(&good);
+    let out = spinstack(&good_args.iter().map(String::as_str).collect::<Vec<_>>());
+    assert!(out.status.success(), "{out:?}");
+    let written = std::fs::read_to_string(&target).unwrap();
+    assert!(written.starts_with("fio version"), "{written}");
+    assert_eq!(written.matches(" read ").count(), 2, "{written}");
+}

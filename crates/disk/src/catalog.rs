@@ -109,12 +109,17 @@ pub fn resolve(name_or_path: &str) -> Result<DriveSpec, CatalogError> {
     }
 }
 
+/// Largest drive TOML file read: 16 MiB (the catalog's are under 30 KB).
+pub const DRIVE_FILE_BYTES_MAX: u64 = 16 << 20;
+
 /// Load a spinstack drive TOML file.
 pub fn load_toml(path: &Path) -> Result<DriveSpec, CatalogError> {
-    let text = std::fs::read_to_string(path).map_err(|error| CatalogError::Io {
-        path: path.display().to_string(),
-        message: error.to_string(),
-    })?;
+    let text = spinstack_sim::input_file::read_bounded_text(path, DRIVE_FILE_BYTES_MAX).map_err(
+        |message| CatalogError::Io {
+            path: path.display().to_string(),
+            message,
+        },
+    )?;
     parse_toml(&path.display().to_string(), &text)
 }
 
@@ -125,7 +130,9 @@ pub fn parse_toml(file: &str, text: &str) -> Result<DriveSpec, CatalogError> {
         file: file.to_string(),
         message: error.to_string(),
     })?;
-    crate::spec_check::check_times(&spec).map_err(|error| CatalogError::Parse {
+    let checked =
+        crate::spec_check::check_times(&spec).and_then(|()| crate::spec_check::check_counts(&spec));
+    checked.map_err(|error| CatalogError::Parse {
         file: file.to_string(),
         message: match line_of_key(text, error.field_name()) {
             Some(line) => format!("line {line}: {error}"),

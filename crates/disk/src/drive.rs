@@ -191,11 +191,14 @@ pub struct Drive {
 
 impl Drive {
     pub fn new(spec: &DriveSpec, options: DriveOptions) -> Result<Drive, DriveError> {
-        let layout = Layout::new(&spec.layout)?;
         let invalid = |problem: String| DriveError::Invalid {
             name: spec.name.clone(),
             problem,
         };
+        // Also checked where files are read (naming the line); a spec built in code
+        // must not reach the tables or the angle arithmetic out of range either.
+        crate::spec_check::check_counts(spec).map_err(|error| invalid(error.to_string()))?;
+        let layout = Layout::new(&spec.layout)?;
         let mechanics = Mechanics::new(&spec.mechanics, layout.cylinders()).map_err(invalid)?;
         if let Some(problem) = spec.power.problem() {
             return Err(invalid(problem));

@@ -169,6 +169,7 @@ pub fn load_parv(path: &Path) -> Result<DriveSpec, ImportError> {
     // Backstop for times read without a range (seek curves, head switch): the
     // field path names what is wrong where no single parameter line does.
     crate::spec_check::check_times(&spec)
+        .and_then(|()| crate::spec_check::check_counts(&spec))
         .map_err(|error| ImportError::new(path, 0, None, error.to_string()))?;
     Ok(spec)
 }

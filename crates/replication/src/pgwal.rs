@@ -58,6 +58,12 @@ pub enum WalError {
     },
     #[error("{source_name}: no WAL record with a block reference")]
     Empty { source_name: String },
+    #[error(
+        "{source_name}: the relations' highest block numbers add up to {pages} pages, \
+         more than the {max} (a 1 TiB database) the study numbers",
+        max = PAGES_MAX
+    )]
+    TooManyPages { source_name: String, pages: u64 },
     #[error("{source_name}: reading after line {line}: {problem}")]
     Read {
         source_name: String,
@@ -265,7 +271,13 @@ fn parse_line(
                 "fork" => fork = words.next().ok_or("`fork` without a name")?,
                 "blk" => {
                     let text = words.next().ok_or("`blk` without a number")?;
-                    block = Some(number(text.trim_end_matches(','), "block number")?);
+                    let number = number(text.trim_end_matches(','), "block number")?;
+                    if number > BLOCK_NUMBER_MAX {
+                        return Err(format!(
+                            "block number {number} is beyond PostgreSQL's 32-bit block numbers"
+                        ));
+                    }
+                    block = Some(number);
                 }
                 _ => {}
             }
@@ -298,6 +310,18 @@ pub fn parse(source_name: &str, text: &str) -> Result<WalLog, WalError> {
     parse_reader(source_name, text.as_bytes())
 }
 
+/// Longest line read: pg_waldump's longest records (many block references) run to a
+/// few kilobytes; a longer line is not its output (`/dev/zero` would have none end).
+pub const LINE_BYTES_MAX: u64 = 64 * 1024;
+/// Largest block number PostgreSQL writes: `BlockNumber` is 32 bits and its last
+/// value, `InvalidBlockNumber`, marks no block.
+pub const BLOCK_NUMBER_MAX: u64 = 0xFFFF_FFFE;
+/// Most pages the relations may occupy in all: pages are numbered densely (each
+/// relation as many as its highest block + 1) and the study keeps a table entry per
+/// page, so one stray block number must not size it. 2^27 pages of 8 KiB: a 1 TiB
+/// database.
+pub const PAGES_MAX: u64 = 1 << 27;
+
 /// Read a dump line by line from `input` (`source_name` names it in errors): a
 /// dump of a million pgbench transactions is a gigabyte of text, which is never
 /// held whole. Only records with block references and commits are kept.
@@ -310,7 +334,7 @@ pub fn parse_reader(source_name: &str, mut input: impl BufRead) -> Result<WalLog
     let mut line = 0;
     loop {
         bytes.clear();
-        let read = input
+        let read = std::io::Read::take(input.by_ref(), LINE_BYTES_MAX + 1)
             .read_until(b'\n', &mut bytes)
             .map_err(|e| WalError::Read {
                 source_name: source_name.to_string(),
@@ -331,6 +355,11 @@ pub fn parse_reader(source_name: &str, mut input: impl BufRead) -> Result<WalLog
                 .take(120)
                 .collect(),
         };
+        if bytes.len() as u64 > LINE_BYTES_MAX {
+            return Err(line_error(
+                "the line is longer than 65536 bytes: not pg_waldump output",
+            ));
+        }
         if !bytes.ends_with(b"\n") {
             // pg_waldump ends every line; a last line without its end was cut
             // short (and may still look like a complete record).
@@ -356,6 +385,12 @@ pub fn parse_reader(source_name: &str, mut input: impl BufRead) -> Result<WalLog
         }
     }
     let (base, pages) = relations.number_pages();
+    if pages > PAGES_MAX {
+        return Err(WalError::TooManyPages {
+            source_name: source_name.to_string(),
+            pages,
+        });
+    }
     let mut records = Vec::new();
     let mut last_of_transaction: HashMap<u64, usize> = HashMap::new();
     let mut rows = RowChains::default();

@@ -149,6 +149,33 @@ fn bad_lines_are_named() {
     assert!(matches!(parse("empty", ""), Err(WalError::Empty { .. })));
 }
 
+// Guards input finding 3 of the hostile test of 2026-11-28: a `blk` of 2^64 - 1
+// overflowed a capacity and one of 2^48 aborted on a petabyte allocation, since
+// pages are numbered densely up to each relation's highest block. Proves a block
+// number beyond PostgreSQL's 32 bits is an error naming the line, that relations
+// whose highest blocks add up past the page bound are refused before any table is
+// sized, and that a line with no end (`/dev/zero`) is refused at the line bound
+// instead of filling memory.
+#[test]
+fn block_numbers_pages_and_lines_beyond_bounds_are_refused() {
+    let huge = SAMPLE.replace("blk 433", "blk 18446744073709551615");
+    let error = parse("dump.txt", &huge).unwrap_err();
+    assert!(
+        error.to_string().starts_with("dump.txt:1: block number"),
+        "{error}"
+    );
+    let at_limit = format!("blk {}", spinstack_replication::pgwal::BLOCK_NUMBER_MAX);
+    let many_pages = SAMPLE.replace("blk 433", &at_limit);
+    let error = parse("dump.txt", &many_pages).unwrap_err();
+    assert!(matches!(error, WalError::TooManyPages { .. }), "{error}");
+    let endless = std::io::repeat(0u8).take(1 << 20);
+    let error = parse_reader("zero", BufReader::new(endless)).unwrap_err();
+    assert!(
+        error.to_string().contains("longer than 65536 bytes"),
+        "{error}"
+    );
+}
+
 // Proves pg_waldump's own note that it skipped to the first whole record (what
 // `pg_waldump -p pg_wal` prints when its start is mid-record) is read past before
 // the first record, and is an error after it, where it cannot come from

@@ -27,6 +27,7 @@ pub mod device;
 pub mod driver;
 pub mod engine;
 pub mod fake;
+pub mod input_file;
 pub mod members;
 pub mod parallel;
 pub mod request;

@@ -237,4 +237,16 @@ pub enum DeviceError {
     FlushWithRange { id: u64, lbn: u64, sectors: u64 },
     #[error("the device queue is full ({depth} requests)")]
     QueueFull { depth: usize },
+    /// A request that alone needs more member requests than a layer's tables hold:
+    /// unlike `QueueFull`, waiting would never make room for it.
+    #[error(
+        "request {id} ({sectors} sectors) needs {children} member requests, more than the \
+         {limit} the volume holds at once: issue it in smaller pieces"
+    )]
+    TooLarge {
+        id: u64,
+        sectors: u64,
+        children: u64,
+        limit: u32,
+    },
 }

@@ -65,15 +65,22 @@ pub struct TraceError {
     pub problem: String,
 }
 
+/// Largest validation trace read: 1 GiB (DiskSim's are under a megabyte; each line
+/// is held as a record).
+pub const VALIDATE_TRACE_BYTES_MAX: u64 = 1 << 30;
+
 /// Read a validate trace (`R|W Hit|Miss|Doub|Trip blkno bcount service_us think_us`
 /// per line).
 pub fn read_validate_trace(path: &Path) -> Result<Vec<ValidateRecord>, TraceError> {
     let file = path.display().to_string();
-    let bytes = std::fs::read(path).map_err(|error| TraceError {
-        file: file.clone(),
-        line: 0,
-        problem: format!("cannot read the file: {error}"),
-    })?;
+    let bytes =
+        crate::input_file::read_bounded(path, VALIDATE_TRACE_BYTES_MAX).map_err(|problem| {
+            TraceError {
+                file: file.clone(),
+                line: 0,
+                problem,
+            }
+        })?;
     parse_validate_trace(&bytes, &file)
 }
 

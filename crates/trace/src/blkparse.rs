@@ -12,10 +12,12 @@
 //! sectors (`FN`, `FWS 0 + 0`) a flush. Events with no data and no flush (`N`),
 //! and reads, writes or trims of 0 sectors, carry no request and are skipped.
 //!
-//! **Summary.** After the events blkparse prints per-CPU and total counts
-//! (`CPU0 (8,0):`, `Total (8,0):`, `Throughput ...`, `Events ...`, `Skips ...`);
-//! the first such line ends the trace. Any other line that is not an event is
-//! an error.
+//! **Summary.** After the events blkparse prints per-CPU and total counts: it
+//! opens with a line `CPU<n> (MAJOR,MINOR):`, `Total (MAJOR,MINOR):`, `Throughput
+//! (R/W): ...`, `Events (MAJOR,MINOR): ...` or `Skips: ...`, and what follows it
+//! is skipped. An event line after the summary is an error (two blkparse outputs
+//! joined together; split them), not silently dropped. Before the summary, any
+//! line that is neither an event nor such an opening line is an error.
 //!
 //! **Device number.** The record's device is Linux's `major << 20 | minor`.
 
@@ -30,17 +32,34 @@ const MINOR_BITS: u32 = 20;
 /// Linux major numbers have 12 bits.
 const MAJOR_LIMIT: u32 = 1 << 12;
 
-/// Words that begin blkparse's closing summary.
-const SUMMARY_STARTS: [&str; 5] = ["CPU", "Total", "Throughput", "Events", "Skips"];
+/// Whether `fields` open blkparse's closing summary: `CPU<n> (`, `Total (`,
+/// `Throughput (`, `Events (` or `Skips:`. Whole words only: an event-less line that
+/// merely begins with one of these letters (`Totally ...`) is not the summary.
+fn opens_summary(fields: &[&str]) -> bool {
+    let parenthesised = fields.get(1).is_some_and(|word| word.starts_with('('));
+    match fields.first() {
+        Some(&"Total" | &"Throughput" | &"Events") => parenthesised,
+        Some(&"Skips:") => true,
+        Some(word) => {
+            word.strip_prefix("CPU")
+                .is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
+                && parenthesised
+        }
+        None => false,
+    }
+}
 
 pub(crate) struct Parser {
     action: char,
+    /// Past the opening line of the closing summary.
+    in_summary: bool,
 }
 
 impl Parser {
     pub(crate) fn new(action: BlkparseAction) -> Parser {
         Parser {
             action: action.letter(),
+            in_summary: false,
         }
     }
 
@@ -49,9 +68,20 @@ impl Parser {
         let Some(first) = fields.first() else {
             return Ok(Line::Skip);
         };
+        if self.in_summary {
+            if first.contains(',') && fields.len() >= 6 && parse_device(first).is_ok() {
+                return Err(
+                    "an event after blkparse's closing summary: two outputs joined together? \
+                     split them into separate traces"
+                        .to_string(),
+                );
+            }
+            return Ok(Line::Skip);
+        }
         if !first.contains(',') {
-            if SUMMARY_STARTS.iter().any(|start| first.starts_with(start)) {
-                return Ok(Line::End);
+            if opens_summary(&fields) {
+                self.in_summary = true;
+                return Ok(Line::Skip);
             }
             return Err(format!(
                 "expected a blkparse event (MAJOR,MINOR CPU SEQUENCE SECONDS PID ACTION ...) \
@@ -128,25 +158,37 @@ fn parse_range(fields: &[&str]) -> Result<Option<(u64, u64)>, String> {
 }
 
 /// Whether the RWBS field starts with a flush, and the data operation it names
-/// (`None` for `N`: no data).
+/// (`None` for `N`: no data). What blktrace writes: an optional `F` (flush first),
+/// then the operation (`W`, `R`, `D` discard, `F` flush, `N` none; nothing after a
+/// lone leading `F`), then modifiers from `F` (force unit access), `A` (read-ahead), `B`
+/// (barrier), `S` (sync), `M` (metadata) and `E` (secure erase). Anything else is
+/// refused rather than dropped as a request with no data.
 fn classify(rwbs: &str) -> Result<(bool, Option<Operation>), String> {
-    let valid = !rwbs.is_empty() && rwbs.bytes().all(|byte| byte.is_ascii_uppercase());
-    if !valid {
-        return Err(field_error(
+    let refuse = || {
+        field_error(
             7,
             "RWBS",
-            "capital letters such as R, W, WS, FWS, D or FN",
+            "an optional F, then W, R, D, F or N, then modifiers from F, A, B, S, M, E \
+             (such as R, W, WS, FWS, D, N or FN)",
             rwbs,
-        ));
-    }
-    let data = rwbs.trim_start_matches('F');
-    let operation = match data.chars().next() {
-        Some('D') => Some(Operation::Trim),
-        Some('W') => Some(Operation::Write),
-        Some('R') => Some(Operation::Read),
-        _ => None,
+        )
     };
-    Ok((rwbs.starts_with('F'), operation))
+    let flush_first = rwbs.starts_with('F');
+    let rest = rwbs.strip_prefix('F').unwrap_or(rwbs);
+    let (flush_operation, operation, modifiers) = match rest.as_bytes().first() {
+        Some(b'D') => (false, Some(Operation::Trim), &rest[1..]),
+        Some(b'W') => (false, Some(Operation::Write), &rest[1..]),
+        Some(b'R') => (false, Some(Operation::Read), &rest[1..]),
+        Some(b'N') => (false, None, &rest[1..]),
+        Some(b'F') => (true, None, &rest[1..]),
+        // A lone `F`: the flush operation itself.
+        None if flush_first => (true, None, ""),
+        _ => return Err(refuse()),
+    };
+    if !modifiers.bytes().all(|byte| b"FABSME".contains(&byte)) {
+        return Err(refuse());
+    }
+    Ok((flush_first || flush_operation, operation))
 }
 
 /// One blkparse `D` event line for `record`; `index` numbers it (sequence `index + 1`).

@@ -7,8 +7,7 @@ use crate::TraceRecord;
 #[derive(Debug, PartialEq, Eq)]
 pub(crate) enum Line {
     Record(TraceRecord),
-    /// A line with no request: blank, a header, an event of another kind.
+    /// A line with no request: blank, a header, an event of another kind, the
+    /// lines of blkparse's closing summary.
     Skip,
-    /// The trace's requests end here (blkparse's summary); the rest is not read.
-    End,
 }

@@ -146,7 +146,6 @@ impl<R: BufRead> TraceReader<R> {
             let record = match self.parser.parse(text, self.line)? {
                 Line::Record(record) => record,
                 Line::Skip => continue,
-                Line::End => return Ok(None),
             };
             if let Some(previous) = self.last_arrival {
                 if record.arrival < previous {

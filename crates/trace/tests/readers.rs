@@ -153,6 +153,50 @@ fn blkparse_fixture_each_action() {
     );
 }
 
+// Guards input findings 10 and 11 of the hostile test of 2026-11-28: any line whose
+// first word began with `CPU`, `Total`, ... ended the trace (the events after it were
+// dropped, exit 0), and an RWBS of capital letters that blktrace never writes (`XYZ`)
+// was skipped as a request with no data. Proves only blkparse's own summary opening
+// ends the events, an event after it is an error naming its line, and an RWBS outside
+// blktrace's letters is an error, while its real forms (modifiers included) read.
+#[test]
+fn blkparse_summary_and_rwbs_are_recognised_exactly() {
+    let event =
+        |n: u32, rwbs: &str| format!("  8,0    1  {n}  0.{n}  1201  D   {rwbs} {n}00 + 8 [cat]\n");
+    let bogus = format!("{}Totally bogus line\n{}", event(1, "R"), event(2, "R"));
+    let error = read_text(&bogus, TraceFormat::Blkparse).unwrap_err();
+    assert_eq!(error.line, 2, "{error}");
+    let joined = format!(
+        "{}CPU0 (8,0):\n Reads Queued: 1, 4KiB\n{}",
+        event(1, "R"),
+        event(2, "W")
+    );
+    let error = read_text(&joined, TraceFormat::Blkparse).unwrap_err();
+    assert_eq!(error.line, 4, "{error}");
+    assert!(
+        error.problem.contains("after blkparse's closing summary"),
+        "{error}"
+    );
+    let summary = format!("{}Total (8,0):\n Reads Queued: 1, 4KiB\nThroughput (R/W): 0KiB/s / 0KiB/s\nEvents (8,0): 1 entries\nSkips: 0 forward (0 - 0.0%)\n", event(1, "R"));
+    assert_eq!(read_text(&summary, TraceFormat::Blkparse).unwrap().len(), 1);
+    for rwbs in ["XYZ", "Q", "ZR", "RX", "FX"] {
+        let error = read_text(&event(1, rwbs), TraceFormat::Blkparse).unwrap_err();
+        assert!(error.problem.contains("RWBS"), "{rwbs}: {error}");
+    }
+    for (rwbs, records) in [
+        ("RA", 1),
+        ("WSM", 1),
+        ("FWFS", 1),
+        ("DE", 1),
+        ("N", 0),
+        ("RM", 1),
+        ("FF", 1),
+    ] {
+        let read = read_text(&event(1, rwbs), TraceFormat::Blkparse).unwrap();
+        assert_eq!(read.len(), records, "{rwbs}");
+    }
+}
+
 // Proves errors carry file:line, the field's name and what was expected, for
 // each format and each kind of bad field.
 #[test]

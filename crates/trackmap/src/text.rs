@@ -5,6 +5,10 @@ use spinstack_sim::units::{Lbn, Sectors};
 use std::fmt::Write as _;
 use std::path::Path;
 
+/// Largest track-map file read: 1 GiB (a line a track; a 2 TB drive's map is about
+/// 100 MB).
+pub const MAP_FILE_BYTES_MAX: u64 = 1 << 30;
+
 /// A track map that cannot be read: the file, the line (1-based; 0 when the file
 /// itself cannot be read) and the problem.
 #[derive(Debug, thiserror::Error)]
@@ -51,13 +55,16 @@ impl TrackMap {
         std::fs::write(path, self.to_text())
     }
 
-    /// Read the map in the file at `path`; errors name the file as `path` shows.
+    /// Read the map in the file at `path` (a regular file of at most
+    /// [`MAP_FILE_BYTES_MAX`] bytes); errors name the file as `path` shows.
     pub fn read(path: &Path) -> Result<TrackMap, MapError> {
-        let text = std::fs::read_to_string(path).map_err(|e| MapError {
-            file: path.display().to_string(),
-            line: 0,
-            problem: format!("cannot read: {e}"),
-        })?;
+        let text = spinstack_sim::input_file::read_bounded_text(path, MAP_FILE_BYTES_MAX).map_err(
+            |problem| MapError {
+                file: path.display().to_string(),
+                line: 0,
+                problem,
+            },
+        )?;
         TrackMap::parse(&text, &path.display().to_string())
     }
 

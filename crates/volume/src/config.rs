@@ -186,14 +186,19 @@ struct RawHost {
     per_kib_us: Spanned<f64>,
 }
 
+/// Largest volume file read: 1 MiB (a volume of 64 members is a few kilobytes).
+pub const VOLUME_FILE_BYTES_MAX: u64 = 1 << 20;
+
 /// Reads the file at `path`.
 pub fn read(path: &Path) -> Result<VolumeSpec, ConfigError> {
     let file = path.display().to_string();
-    let text = std::fs::read_to_string(path).map_err(|error| ConfigError {
-        file: file.clone(),
-        line: 0,
-        problem: format!("cannot read: {error}"),
-    })?;
+    let text = spinstack_sim::input_file::read_bounded_text(path, VOLUME_FILE_BYTES_MAX).map_err(
+        |problem| ConfigError {
+            file: file.clone(),
+            line: 0,
+            problem,
+        },
+    )?;
     parse(&text, &file)
 }
 

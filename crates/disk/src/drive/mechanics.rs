@@ -193,6 +193,20 @@ impl SeekCurve {
                 if points.is_empty() {
                     return Err("extracted seek curve has no points".into());
                 }
+                // Interpolation runs between neighbours: a distance out of order, a
+                // repeat or a 0 would make a segment of no width or a backwards one.
+                let mut previous = 0;
+                for (index, point) in points.iter().enumerate() {
+                    if point.distance_cylinders <= previous {
+                        return Err(format!(
+                            "seek curve point {} (distance {} cylinders) does not come after \
+                             the one before ({previous}): distances must rise from 1",
+                            index + 1,
+                            point.distance_cylinders
+                        ));
+                    }
+                    previous = point.distance_cylinders;
+                }
                 let mut distances = vec![0];
                 let mut times_ps = vec![0];
                 for p in points {
@@ -225,7 +239,17 @@ impl SeekCurve {
                 single_cylinder_ms,
                 average_ms,
                 full_stroke_ms,
-            } => Self::published(*single_cylinder_ms, *average_ms, *full_stroke_ms),
+            } => {
+                let (single, average, full) = (*single_cylinder_ms, *average_ms, *full_stroke_ms);
+                if !(0.0 < single && single <= average && average <= full) {
+                    return Err(format!(
+                        "published seek times single-cylinder {single} ms, average {average} ms, \
+                         full-stroke {full} ms: a data sheet's rise, 0 < single <= average <= \
+                         full stroke"
+                    ));
+                }
+                Self::published(single, average, full)
+            }
         })
     }
 
@@ -470,5 +494,47 @@ mod tests {
         );
         assert!(c.seek_ps(30) > c.seek_ps(20));
         assert_eq!(c.seek_ps(0), 0);
+    }
+
+    // Guards input finding 17 of the hostile test of 2026-11-28: seek curves with
+    // distances out of order, repeated or 0 were accepted (interpolated over
+    // segments of no width or backwards), and a data sheet whose single-cylinder
+    // seek exceeded its full stroke gave 62 ms seeks. Proves each is refused.
+    #[test]
+    fn seek_curves_that_do_not_rise_are_refused() {
+        let curve = |points: &[(u32, f64)]| {
+            SeekCurve::new(&SeekSpec::Extracted {
+                points: points
+                    .iter()
+                    .map(|&(d, t)| SeekPoint {
+                        distance_cylinders: d,
+                        time_ms: t,
+                    })
+                    .collect(),
+            })
+        };
+        assert!(curve(&[(1, 1.0), (2, 1.1), (10, 2.0)]).is_ok());
+        for bad in [
+            &[(1, 1.0), (500, 1.3), (5, 1.4)][..],
+            &[(1, 1.0), (2, 1.1), (2, 1.2)][..],
+            &[(0, 0.5), (2, 1.1)][..],
+        ] {
+            let error = curve(bad).unwrap_err();
+            assert!(error.contains("distances must rise"), "{bad:?}: {error}");
+        }
+        let published = |single, average, full| {
+            SeekCurve::new(&SeekSpec::Published {
+                single_cylinder_ms: single,
+                average_ms: average,
+                full_stroke_ms: full,
+            })
+        };
+        assert!(published(0.8, 4.7, 10.0).is_ok());
+        for (single, average, full) in [(60.0, 4.7, 6.5), (0.8, 30.0, 10.0), (0.0, 0.0, 0.0)] {
+            assert!(
+                published(single, average, full).is_err(),
+                "{single} {average} {full}"
+            );
+        }
     }
 }

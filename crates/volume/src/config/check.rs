@@ -111,6 +111,35 @@ impl Checker<'_> {
             )?,
             None => TrackUnits::WholeTrack,
         };
+        // An option the level has no use for is an error, not silently dropped (as
+        // chunk, copies and track_units above).
+        let mirrored = matches!(level, Level::Raid1 | Level::Raid10);
+        let parity = matches!(level, Level::Raid5 | Level::Raid5TrackAligned);
+        if let (Some(balance), false) = (&raw.read_balance, mirrored) {
+            return self.error(
+                balance.span(),
+                "read_balance applies to raid1 and raid10 only",
+            );
+        }
+        let parity_only = [
+            (
+                "fill_in_parity",
+                raw.fill_in_parity.as_ref().map(|v| v.span()),
+            ),
+            ("stripe_cache", raw.stripe_cache.as_ref().map(|v| v.span())),
+            (
+                "delayed_stripes",
+                raw.delayed_stripes.as_ref().map(|v| v.span()),
+            ),
+        ];
+        if let (Some((key, Some(span))), false) =
+            (parity_only.iter().find(|(_, span)| span.is_some()), parity)
+        {
+            return self.error(
+                span.clone(),
+                format!("{key} applies to raid5 and raid5-track-aligned only"),
+            );
+        }
         let read_balance = match &raw.read_balance {
             Some(balance) => self.choice(
                 balance,

@@ -63,6 +63,35 @@ fn bad_files_name_file_line_and_problem() {
     }
 }
 
+// Guards input finding 23 of the hostile test of 2026-11-28: read_balance on a
+// RAID-5, and fill_in_parity, stripe_cache and delayed_stripes on a RAID-0, were
+// accepted and ignored. Proves each is refused on a level without it, naming its
+// line, and accepted on one with it.
+#[test]
+fn options_of_other_levels_are_refused() {
+    let cases: &[(&str, usize, &str)] = &[
+        ("level = \"raid5\"\nchunk = \"4KiB\"\nmembers = [\"a\", \"b\", \"c\"]\nread_balance = \"nearest-head\"\n", 4, "read_balance applies"),
+        ("level = \"raid0\"\nchunk = \"4KiB\"\nmembers = [\"a\", \"b\"]\nfill_in_parity = true\n", 4, "fill_in_parity applies"),
+        ("level = \"raid0\"\nchunk = \"4KiB\"\nmembers = [\"a\", \"b\"]\nstripe_cache = 5\n", 4, "stripe_cache applies"),
+        ("level = \"raid1\"\nmembers = [\"a\", \"b\"]\ndelayed_stripes = false\n", 3, "delayed_stripes applies"),
+    ];
+    for &(text, line, words) in cases {
+        let error = error_of(text);
+        assert_eq!(error.line, line, "{text:?}: {error}");
+        assert!(error.problem.contains(words), "{text:?}: {error}");
+    }
+    parse(
+        "level = \"raid1\"\nmembers = [\"a\", \"b\"]\nread_balance = \"nearest-head\"\n",
+        "ok.toml",
+    )
+    .unwrap();
+    parse(
+        "level = \"raid5\"\nchunk = \"4KiB\"\nmembers = [\"a\", \"b\", \"c\"]\nstripe_cache = 5\n",
+        "ok.toml",
+    )
+    .unwrap();
+}
+
 // Proves sizes take the documented forms and refuse the rest.
 #[test]
 fn sizes() {

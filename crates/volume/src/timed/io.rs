@@ -179,9 +179,17 @@ impl<D: BlockDevice, T: Copy, P: Default> MemberIo<D, T, P> {
     /// `children` more member requests; a level's `submit` refuses with
     /// `QueueFull` otherwise (before anything is sent, so nothing is half done).
     pub fn open(&mut self, request: BlockRequest, children: u64) -> Result<ParentId, DeviceError> {
-        let limit = self.members.limits().parents;
+        let limits = self.members.limits();
+        if children > u64::from(limits.children) {
+            return Err(DeviceError::TooLarge {
+                id: request.id.0,
+                sectors: request.sectors.0,
+                children,
+                limit: limits.children,
+            });
+        }
         let full = DeviceError::QueueFull {
-            depth: limit as usize,
+            depth: limits.parents as usize,
         };
         if !self.members.has_room() || u64::from(self.members.children_available()) < children {
             return Err(full);

@@ -81,21 +81,28 @@ pub struct DmaAlignedBuffer<S: BlockStore> {
     dirty: Vec<usize>,
 }
 
-impl<S: BlockStore> DmaAlignedBuffer<S> {
-    pub fn new(inner: S, config: DabConfig) -> Result<Self, VolumeError> {
-        let why = if config.blocks == 0 {
+impl DabConfig {
+    /// What is wrong with the geometry, if anything: no blocks, an empty block, or
+    /// more than [`MAX_BUFFER_BYTES`] in all (the buffer is allocated whole).
+    pub fn problem(&self) -> Option<&'static str> {
+        if self.blocks == 0 {
             Some("a buffer needs at least one block")
-        } else if config.block_sectors.0 == 0 {
+        } else if self.block_sectors.0 == 0 {
             Some("a buffer block needs at least one sector")
-        } else if (config.blocks as u64)
-            .checked_mul(config.block_sectors.bytes())
+        } else if (self.blocks as u64)
+            .checked_mul(self.block_sectors.bytes())
             .is_none_or(|total| total > MAX_BUFFER_BYTES)
         {
-            Some("blocks * block size exceeds MAX_BUFFER_BYTES")
+            Some("the buffer (blocks × block size) exceeds 16 GiB, the most it may hold")
         } else {
             None
-        };
-        if let Some(why) = why {
+        }
+    }
+}
+
+impl<S: BlockStore> DmaAlignedBuffer<S> {
+    pub fn new(inner: S, config: DabConfig) -> Result<Self, VolumeError> {
+        if let Some(why) = config.problem() {
             return Err(VolumeError::BufferGeometry { why });
         }
         Ok(DmaAlignedBuffer {
