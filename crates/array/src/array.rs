@@ -230,8 +230,7 @@ impl Array {
             let path = member_path(dir, member);
             let file = create_member_file(&path, spec.member_size)?;
             superblocks.push(Some(SuperblockFile::open(&path)?));
-            let data = Sectors(crate::superblock::DATA_OFFSET_SECTORS);
-            let store = MemberStore::new(file, data, spec.member_size)
+            let store = MemberStore::data(file, spec.member_size)
                 .map_err(|source| ArrayError::Store { path, source })?;
             stores.push(store);
         }

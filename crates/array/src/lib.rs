@@ -38,7 +38,9 @@
 //! table of every superblock; `fail_member`, `start_rebuild` and the end of a
 //! rebuild change it (persisted in every member not failed, generation + 1), and so
 //! does a member the volume fails by itself (it returned `Failed`, a write or trim
-//! error, or a read error that could not be rewritten; see `spinstack_volume::bytes`):
+//! error, or a read error that could not be rewritten; see `spinstack_volume::bytes`;
+//! a member file found cut short, shorter than its superblock says, answers `Failed`:
+//! its lost range is not a bad sector to correct where clients happen to read):
 //! that is persisted before the request (read, write, trim, flush), rebuild step or
 //! scrub that failed it returns, so no write is acknowledged while a crash could
 //! still bring the failed member back as active. The rebuild cursor is persisted at the end of every
