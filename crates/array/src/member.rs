@@ -3,7 +3,7 @@
 //! directory's exclusive lock.
 
 use crate::error::ArrayError;
-use crate::superblock::{self, Superblock, DATA_OFFSET_SECTORS, SLOT_BYTES};
+use crate::superblock::{self, OtherSlot, Superblock, DATA_OFFSET_SECTORS, SLOT_BYTES};
 use spinstack_sim::units::{Lbn, Sectors};
 use spinstack_store::store::check_range;
 use spinstack_store::{BlockStore, FileStore, StoreError};
@@ -124,20 +124,43 @@ pub struct SuperblockFile {
 }
 
 impl SuperblockFile {
+    /// Opens a member file for reading and writing; refuses anything but a regular
+    /// file (a FIFO would block the read), and says so of a dangling symbolic link.
     pub fn open(path: &Path) -> Result<SuperblockFile, ArrayError> {
         let file = std::fs::OpenOptions::new()
             .read(true)
             .write(true)
             .open(path)
-            .map_err(ArrayError::io(path))?;
+            .map_err(|source| {
+                let dangling = source.kind() == std::io::ErrorKind::NotFound
+                    && path.symlink_metadata().is_ok_and(|m| m.is_symlink());
+                match (dangling, std::fs::read_link(path)) {
+                    (true, Ok(target)) => ArrayError::Mismatch {
+                        file: path.to_path_buf(),
+                        problem: format!(
+                            "a symbolic link to {}, which does not exist",
+                            target.display()
+                        ),
+                    },
+                    _ => ArrayError::io(path)(source),
+                }
+            })?;
+        let metadata = file.metadata().map_err(ArrayError::io(path))?;
+        if !metadata.is_file() {
+            return Err(ArrayError::Mismatch {
+                file: path.to_path_buf(),
+                problem: "not a regular file".into(),
+            });
+        }
         Ok(SuperblockFile {
             path: path.to_path_buf(),
             file,
         })
     }
 
-    /// The newest valid superblock, or an error naming the file and both slots.
-    pub fn read(&self) -> Result<Superblock, ArrayError> {
+    /// The newest valid superblock, with the other slot's problem when only one
+    /// decodes, or an error naming the file and both slots.
+    pub fn read_with_other_slot(&self) -> Result<(Superblock, Option<OtherSlot>), ArrayError> {
         let mut head = vec![0u8; 2 * SLOT_BYTES];
         let mut read = 0;
         while read < head.len() {
@@ -148,11 +171,21 @@ impl SuperblockFile {
                 Err(source) => return Err(ArrayError::io(&self.path)(source)),
             }
         }
-        superblock::newest(&head[..read]).map_err(|(slot0, slot1)| ArrayError::BadSuperblock {
-            file: self.path.clone(),
-            slot0,
-            slot1,
+        superblock::newest_and_other(&head[..read]).map_err(|(slot0, slot1)| {
+            ArrayError::BadSuperblock {
+                file: self.path.clone(),
+                slot0,
+                slot1,
+            }
         })
+    }
+
+    /// The file's length in bytes now.
+    pub fn len_bytes(&self) -> Result<u64, ArrayError> {
+        self.file
+            .metadata()
+            .map(|m| m.len())
+            .map_err(ArrayError::io(&self.path))
     }
 
     /// Writes `block` into the slot of its generation and makes it durable.
