@@ -150,6 +150,20 @@ pub(crate) fn find_members(dir: &Path) -> Result<Found, ArrayError> {
             },
         });
     }
+    check_agreement(
+        dir,
+        &usable,
+        "volume",
+        |m| m.block.volume_id,
+        |id| format!("volume {}", hex(id)),
+    )?;
+    check_agreement(
+        dir,
+        &usable,
+        "geometry",
+        |m| spec_of(&m.block),
+        |_| "one geometry".to_string(),
+    )?;
     let newest = usable
         .iter()
         .max_by_key(|m| m.block.generation)
@@ -158,27 +172,6 @@ pub(crate) fn find_members(dir: &Path) -> Result<Found, ArrayError> {
     let (newest, newest_file) = newest;
     for member in &usable {
         let path = &member.file.path;
-        if member.block.volume_id != newest.volume_id {
-            return Err(mismatch(
-                path,
-                format!(
-                    "belongs to volume {}, but the newest member belongs to volume {}",
-                    hex(&member.block.volume_id),
-                    hex(&newest.volume_id)
-                ),
-            ));
-        }
-        let differences = spec_differences(&spec_of(&member.block), &spec_of(&newest));
-        if !differences.is_empty() {
-            return Err(mismatch(
-                path,
-                format!(
-                    "its geometry differs from the newest member's ({}): {}",
-                    names([newest_file.as_path()]),
-                    differences.join("; ")
-                ),
-            ));
-        }
         if member.block.index != member.index {
             return Err(mismatch(
                 path,
@@ -216,6 +209,84 @@ pub(crate) fn find_members(dir: &Path) -> Result<Found, ArrayError> {
         newest,
         newest_file,
     })
+}
+
+/// The member files grouped by `key`, largest group first (among equal sizes, the
+/// one holding the lowest index first).
+fn groups<K: PartialEq>(usable: &[Usable], key: impl Fn(&Usable) -> K) -> Vec<(K, Vec<&Usable>)> {
+    let mut groups: Vec<(K, Vec<&Usable>)> = Vec::new();
+    for member in usable {
+        let k = key(member);
+        match groups.iter_mut().find(|(other, _)| *other == k) {
+            Some((_, members)) => members.push(member),
+            None => groups.push((k, vec![member])),
+        }
+    }
+    groups.sort_by_key(|(_, members)| std::cmp::Reverse(members.len()));
+    groups
+}
+
+fn paths_of<'a>(members: &'a [&'a Usable]) -> impl Iterator<Item = &'a Path> + 'a {
+    members.iter().map(|m| m.file.path.as_path())
+}
+
+/// The member files must agree on `key` (the volume id, the geometry): what most of
+/// them say is the array's, and the others are refused by name, not the majority
+/// (as an error that blamed a good member once did: finding V6). With no majority,
+/// the directory is refused, listing each group.
+fn check_agreement<K: PartialEq>(
+    dir: &Path,
+    usable: &[Usable],
+    what: &str,
+    key: impl Fn(&Usable) -> K,
+    describe: impl Fn(&K) -> String,
+) -> Result<(), ArrayError> {
+    let groups = groups(usable, key);
+    if groups.len() == 1 {
+        return Ok(());
+    }
+    if groups[0].1.len() == groups[1].1.len() {
+        let listed: Vec<String> = groups
+            .iter()
+            .map(|(k, members)| format!("{}: {}", names(paths_of(members)), describe(k)))
+            .collect();
+        return Err(ArrayError::Refused {
+            dir: dir.to_path_buf(),
+            operation: "assemble",
+            why: format!(
+                "its member files disagree on the {what}, and no {what} has a majority \
+                 ({}); move the files that do not belong away",
+                listed.join("; ")
+            ),
+        });
+    }
+    let majority = &groups[0].1;
+    let odd: Vec<&Usable> = groups[1..]
+        .iter()
+        .flat_map(|(_, m)| m.iter().copied())
+        .collect();
+    let first = odd[0];
+    let others = match odd.len() {
+        1 => String::new(),
+        _ => format!(
+            " (so do {})",
+            names(odd[1..].iter().map(|m| m.file.path.as_path()))
+        ),
+    };
+    let majority_names = names(paths_of(majority));
+    let problem = match what {
+        "volume" => format!(
+            "belongs to volume {}, but {majority_names} belong to volume {}: a file of \
+             another array{others}",
+            hex(&first.block.volume_id),
+            hex(&majority[0].block.volume_id),
+        ),
+        _ => format!(
+            "its geometry differs from that of {majority_names}{others}: {}",
+            spec_differences(&spec_of(&first.block), &spec_of(&majority[0].block)).join("; ")
+        ),
+    };
+    Err(mismatch(&first.file.path, problem))
 }
 
 /// The spec a superblock records.

@@ -6,7 +6,7 @@ mod common;
 
 use common::{spec, temp_dir};
 use spinstack_array::superblock::{newest, slot_sector, Superblock, SLOT_BYTES};
-use spinstack_array::{member_path, Array, Level};
+use spinstack_array::{inspect, member_path, Array, Level};
 use spinstack_store::intent::crc32c;
 use std::os::unix::fs::FileExt;
 use std::path::Path;
@@ -51,6 +51,72 @@ fn edit_newest_slot(
     slot[SLOT_BYTES - 4..].copy_from_slice(&checksum.to_le_bytes());
     file.write_all_at(&slot, slot_sector(block.generation) * 512)
         .unwrap();
+}
+
+// Guards finding V6 (2026-11-28): a foreign member file with a higher generation than
+// the array's made the error blame a legitimate member (`member-0.img belongs to
+// volume ...`). Proves the volume is the one most member files agree on, and the
+// error names the foreign file (at rest and at open).
+#[test]
+fn a_foreign_member_with_a_higher_generation_is_the_one_named() {
+    let dir = closed_array("foreign-a", Level::Raid5, 4);
+    let other = closed_array("foreign-b", Level::Raid5, 4);
+    let (mut array, _) = Array::open(&other).unwrap();
+    array.fail_member(3).unwrap();
+    array.start_rebuild(3).unwrap();
+    while !array.rebuild_step(64).unwrap().done {}
+    array.close().unwrap();
+    std::fs::copy(member_path(&other, 2), member_path(&dir, 2)).unwrap();
+    let at_rest = inspect(&dir).err().unwrap().to_string();
+    for error in [at_rest, open_error(&dir)] {
+        assert!(
+            error.starts_with(&member_path(&dir, 2).display().to_string())
+                && error.contains("member-0.img, member-1.img, member-3.img")
+                && error.contains("another array"),
+            "{error}"
+        );
+    }
+}
+
+// Proves a directory whose member files split evenly between two volumes is refused
+// with both groups listed, since nothing says which is the array.
+#[test]
+fn member_files_split_evenly_between_volumes_are_refused() {
+    let dir = closed_array("split-a", Level::Raid1, 2);
+    let other = closed_array("split-b", Level::Raid1, 2);
+    std::fs::copy(member_path(&other, 1), member_path(&dir, 1)).unwrap();
+    let error = open_error(&dir);
+    assert!(
+        error.contains("no volume has a majority")
+            && error.contains("member-0.img: volume")
+            && error.contains("member-1.img: volume"),
+        "{error}"
+    );
+}
+
+// Guards finding V7d (2026-11-28): a geometry mismatch printed both specs as Rust
+// debug output (`ArraySpec { level: Raid5, ... Sectors(40000) ... }`). Proves the
+// error names the odd file (not the majority) and each differing field in words.
+#[test]
+fn a_geometry_mismatch_names_the_differing_fields() {
+    let dir = closed_array("geometry", Level::Raid5, 4);
+    edit_newest_slot(
+        &dir,
+        1,
+        |block| {
+            block.member_size = spinstack_sim::units::Sectors(1500);
+            block.generation += 1;
+        },
+        |_| {},
+    );
+    let error = open_error(&dir);
+    assert!(
+        error.contains("member-1.img")
+            && error.contains("member size 1500 sectors, not 2048 sectors")
+            && !error.contains("ArraySpec")
+            && !error.contains("Sectors("),
+        "{error}"
+    );
 }
 
 // Guards finding V7c (2026-11-28): a rebuild cursor beyond the array's rebuild units
