@@ -71,8 +71,11 @@ fn parse_name(name: &str) -> Name {
     }
 }
 
+/// Member files by index, ascending.
+pub(crate) type MemberFiles = Vec<(u32, PathBuf)>;
+
 /// Member files present in `dir` by index, and the names that only look like one.
-pub(crate) fn member_files(dir: &Path) -> Result<(Vec<(u32, PathBuf)>, Vec<PathBuf>), ArrayError> {
+pub(crate) fn member_files(dir: &Path) -> Result<(MemberFiles, Vec<PathBuf>), ArrayError> {
     let mut found = Vec::new();
     let mut odd = Vec::new();
     for entry in std::fs::read_dir(dir).map_err(ArrayError::io(dir))? {
