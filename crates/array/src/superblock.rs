@@ -13,7 +13,9 @@
 //! A superblock of generation `g` is written to slot `g % 2`, so an update never
 //! overwrites the newest valid copy: a write torn by a crash leaves the other slot
 //! (generation `g - 1`) intact. Reading takes the valid slot with the higher
-//! generation; a member with no valid slot is refused, naming the file.
+//! generation; a member with no valid slot cannot be used: assembly treats it as
+//! failed when the level survives without it, and otherwise refuses the array, naming
+//! the file and both slots' problems.
 //!
 //! Each slot, all integers little-endian:
 //!
