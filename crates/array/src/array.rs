@@ -171,24 +171,6 @@ fn random_volume_id() -> Result<[u8; 16], ArrayError> {
     Ok(id)
 }
 
-/// Member files present in `dir`, by index (names `member-K.img`).
-pub(crate) fn member_files(dir: &Path) -> Result<Vec<(u32, PathBuf)>, ArrayError> {
-    let mut found = Vec::new();
-    for entry in std::fs::read_dir(dir).map_err(ArrayError::io(dir))? {
-        let entry = entry.map_err(ArrayError::io(dir))?;
-        let name = entry.file_name();
-        let Some(name) = name.to_str() else { continue };
-        let index = name
-            .strip_prefix("member-")
-            .and_then(|r| r.strip_suffix(".img"));
-        if let Some(index) = index.and_then(|i| i.parse::<u32>().ok()) {
-            found.push((index, entry.path()));
-        }
-    }
-    found.sort();
-    Ok(found)
-}
-
 fn volume_error(dir: &Path) -> impl Fn(VolumeError) -> ArrayError + '_ {
     move |source| ArrayError::Volume {
         dir: dir.to_path_buf(),
@@ -213,7 +195,8 @@ impl Array {
         Layout::build(&spec).map_err(|e| layout_error(dir, e))?;
         std::fs::create_dir_all(dir).map_err(ArrayError::io(dir))?;
         let lock = DirLock::take(dir)?;
-        let existing = member_files(dir)?
+        let existing = crate::discovery::member_files(dir)?
+            .0
             .into_iter()
             .map(|(_, p)| p)
             .chain(Some(intent_path(dir)).filter(|p| p.exists()))
@@ -257,8 +240,7 @@ impl Array {
             let path = member_path(dir, member);
             let file = create_member_file(&path, spec.member_size)?;
             superblocks.push(Some(SuperblockFile::open(&path)?));
-            let data = Sectors(crate::superblock::DATA_OFFSET_SECTORS);
-            let store = MemberStore::new(file, data, spec.member_size)
+            let store = MemberStore::data(file, spec.member_size)
                 .map_err(|source| ArrayError::Store { path, source })?;
             stores.push(store);
         }

@@ -3,111 +3,20 @@
 //! resync what the write-intent record says may be torn.
 
 use crate::array::Array;
+use crate::discovery::{find_members, hex, spec_of, Found};
 use crate::engine::Layout;
 use crate::error::ArrayError;
 use crate::member::{member_path, open_member_store, DirLock, SuperblockFile};
 use crate::superblock::{MemberRole, Superblock};
-use crate::{ArraySpec, ArrayStatus, AssemblyReport, Inspection};
+use crate::{ArraySpec, ArrayStatus, AssemblyReport, Inspection, MemberNote};
 use spinstack_volume::bytes::ResumeRebuild;
 use spinstack_volume::map::MemberIndex;
 use std::path::Path;
 
-fn mismatch(file: &Path, problem: String) -> ArrayError {
-    ArrayError::Mismatch {
-        file: file.to_path_buf(),
-        problem,
-    }
-}
-
-fn hex(id: &[u8; 16]) -> String {
-    id.iter().map(|b| format!("{b:02x}")).collect()
-}
-
-/// The spec a superblock records.
-fn spec_of(block: &Superblock) -> ArraySpec {
-    ArraySpec {
-        level: block.level,
-        members: block.members,
-        member_size: block.member_size,
-        chunk: block.chunk,
-        disks: block.disks.clone(),
-        buffer: block.buffer,
-        track_units: block.track_units,
-    }
-}
-
 /// The spec of the array in `dir`, from its newest superblock, without assembling it
 /// or taking its lock (so it works while the array is served).
 pub fn read_spec(dir: &Path) -> Result<ArraySpec, ArrayError> {
-    let members = read_members(dir)?;
-    let newest = members
-        .iter()
-        .map(|m| &m.2)
-        .max_by_key(|block| block.generation)
-        .ok_or_else(|| ArrayError::NotAnArray {
-            dir: dir.to_path_buf(),
-            file: member_path(dir, 0),
-        })?;
-    Ok(spec_of(newest))
-}
-
-/// Reads and cross-checks every member file's superblock.
-fn read_members(dir: &Path) -> Result<Vec<(u32, SuperblockFile, Superblock)>, ArrayError> {
-    let mut members = Vec::new();
-    for (index, path) in crate::array::member_files(dir)? {
-        let file = SuperblockFile::open(&path)?;
-        let block = file.read()?;
-        if block.index != index {
-            return Err(mismatch(
-                &path,
-                format!(
-                    "its superblock says it is member {}, not {index} (files renamed or copied?)",
-                    block.index
-                ),
-            ));
-        }
-        members.push((index, file, block));
-    }
-    let Some(newest) = members
-        .iter()
-        .map(|m| &m.2)
-        .max_by_key(|b| b.generation)
-        .cloned()
-    else {
-        return Err(ArrayError::NotAnArray {
-            dir: dir.to_path_buf(),
-            file: member_path(dir, 0),
-        });
-    };
-    for (index, file, block) in &members {
-        if block.volume_id != newest.volume_id {
-            return Err(mismatch(
-                &file.path,
-                format!(
-                    "belongs to volume {}, but the newest member belongs to volume {}",
-                    hex(&block.volume_id),
-                    hex(&newest.volume_id)
-                ),
-            ));
-        }
-        if *index >= newest.members {
-            return Err(mismatch(
-                &file.path,
-                format!("member {index} of an array of {} members", newest.members),
-            ));
-        }
-        if spec_of(block) != spec_of(&newest) {
-            return Err(mismatch(
-                &file.path,
-                format!(
-                    "its geometry ({:?}) differs from the newest member's ({:?})",
-                    spec_of(block),
-                    spec_of(&newest)
-                ),
-            ));
-        }
-    }
-    Ok(members)
+    Ok(spec_of(&find_members(dir)?.newest))
 }
 
 /// Every member's role at assembly, decided from the superblocks alone (no file is
@@ -125,37 +34,66 @@ struct Roles {
     report: AssemblyReport,
 }
 
-/// Reads the superblocks of `dir` and decides each member's role: missing and stale
-/// members are failed, members one generation behind are accepted only when failing
-/// them would lose the array; refuses an array that has lost more than it survives.
+/// Reads the superblocks of `dir` and decides each member's role: missing, unusable
+/// and stale members are failed, members one generation behind are accepted only when
+/// failing them would lose the array; refuses an array that has lost more than it
+/// survives, saying why each unusable member file could not be used.
 fn decide_roles(dir: &Path) -> Result<Roles, ArrayError> {
-    let mut members = read_members(dir)?;
-    let newest = members
-        .iter()
-        .map(|m| &m.2)
-        .max_by_key(|b| b.generation)
-        .cloned()
-        .expect("checked");
+    let Found {
+        usable,
+        unusable,
+        odd_names,
+        newest,
+        newest_file,
+    } = find_members(dir)?;
     let spec = spec_of(&newest);
     let layout = Layout::build(&spec).map_err(|_| ArrayError::BadSpec {
         dir: dir.to_path_buf(),
         problem: "cannot rebuild the layout".into(),
     })?;
+    let units = layout.rebuild_units();
+    if newest.rebuild_cursor > units {
+        return Err(ArrayError::Mismatch {
+            file: newest_file,
+            problem: format!(
+                "superblock byte 96: rebuild cursor {} is beyond the array's {units} \
+                 rebuild units",
+                newest.rebuild_cursor
+            ),
+        });
+    }
     let mut report = AssemblyReport {
         was_clean: newest.clean,
+        odd_names: odd_names.iter().map(|p| p.display().to_string()).collect(),
         ..AssemblyReport::default()
     };
     let mut roles = newest.roles.clone();
     let mut files: Vec<Option<(SuperblockFile, u64)>> = (0..spec.members).map(|_| None).collect();
     let mut corrected = vec![0; spec.members as usize];
-    for (index, file, block) in members.drain(..) {
-        files[index as usize] = Some((file, block.generation));
-        corrected[index as usize] = block.corrected_read_sectors;
+    let mut other_slots = Vec::new();
+    for member in usable {
+        let m = member.index as usize;
+        corrected[m] = member.block.corrected_read_sectors;
+        if let Some(other) = member.other_slot {
+            other_slots.push((member.index, member.block.generation, other));
+        }
+        files[m] = Some((member.file, member.block.generation));
+    }
+    let mut unusable_errors = Vec::new();
+    for member in unusable {
+        roles[member.index as usize] = MemberRole::Failed;
+        let note = member.error.to_string();
+        report.unusable.push(MemberNote {
+            member: member.index,
+            note: format!("{note}: treated as failed"),
+        });
+        unusable_errors.push(note);
     }
     let mut behind = Vec::new();
     for m in 0..spec.members {
         let role = roles[m as usize];
         match &files[m as usize] {
+            None if report.unusable.iter().any(|u| u.member == m) => {}
             None => {
                 report.missing.push(m);
                 roles[m as usize] = MemberRole::Failed;
@@ -183,12 +121,14 @@ fn decide_roles(dir: &Path) -> Result<Roles, ArrayError> {
     } else {
         report.accepted_behind = behind;
     }
+    report.unreadable_slots = slot_notes(dir, &newest, &report, other_slots);
     let lost_now = lost(&roles, &[]);
     if !layout.survives(&lost_now) {
         return Err(ArrayError::TooManyLost {
             dir: dir.to_path_buf(),
             level: spec.level.name(),
             lost: lost_now,
+            unusable: unusable_errors,
         });
     }
     Ok(Roles {
@@ -200,6 +140,41 @@ fn decide_roles(dir: &Path) -> Result<Roles, ArrayError> {
         corrected,
         report,
     })
+}
+
+/// A note for each member behind the array (stale, or accepted one behind) that read
+/// its superblock from one slot because the other does not decode: that other slot
+/// may have held the newer update, so "stale" alone would hide the damage.
+fn slot_notes(
+    dir: &Path,
+    newest: &Superblock,
+    report: &AssemblyReport,
+    other_slots: Vec<(u32, u64, crate::superblock::OtherSlot)>,
+) -> Vec<MemberNote> {
+    other_slots
+        .into_iter()
+        .filter_map(|(member, generation, other)| {
+            let outcome = if report.stale.contains(&member) {
+                "treated as failed (stale)"
+            } else if report.accepted_behind.contains(&member) {
+                "accepted one update behind"
+            } else {
+                return None;
+            };
+            Some(MemberNote {
+                member,
+                note: format!(
+                    "{}: superblock slot {} is unreadable ({}); slot {} holds generation \
+                     {generation}, behind the array's {}: {outcome}",
+                    member_path(dir, member).display(),
+                    other.slot,
+                    other.problem,
+                    1 - other.slot,
+                    newest.generation,
+                ),
+            })
+        })
+        .collect()
 }
 
 /// The state of the array in `dir` as [`Array::open`] would assemble it, read from the
@@ -299,7 +274,44 @@ fn assemble(dir: &Path, lock: DirLock) -> Result<(Array, AssemblyReport), ArrayE
     );
     let synced = array.sync_roles();
     array.persist(false, roles_changed || synced)?;
+    report.set_aside = set_aside(dir, &report.unusable, array.generation);
     Ok((array, report))
+}
+
+/// Moves each unusable member file aside, now that the superblocks record it failed:
+/// `member-N.img` becomes `member-N.img.damaged-G` (`G` the generation that recorded
+/// it), so `volume rebuild` writes a fresh file (which it could not over a directory)
+/// without destroying whatever the damaged one still holds.
+fn set_aside(dir: &Path, unusable: &[MemberNote], generation: u64) -> Vec<MemberNote> {
+    unusable
+        .iter()
+        .map(|u| {
+            let from = member_path(dir, u.member);
+            let to = dir.join(format!("member-{}.img.damaged-{generation}", u.member));
+            let note = if to.symlink_metadata().is_ok() {
+                format!(
+                    "{}: not moved aside: {} already exists",
+                    from.display(),
+                    to.display()
+                )
+            } else {
+                match std::fs::rename(&from, &to) {
+                    Ok(()) => format!(
+                        "{}: moved aside to {} (kept, not deleted); `volume rebuild \
+                         --member {}` writes a fresh file",
+                        from.display(),
+                        to.display(),
+                        u.member
+                    ),
+                    Err(error) => format!("{}: not moved aside: {error}", from.display()),
+                }
+            };
+            MemberNote {
+                member: u.member,
+                note,
+            }
+        })
+        .collect()
 }
 
 impl Array {

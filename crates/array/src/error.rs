@@ -32,13 +32,17 @@ pub enum ArrayError {
     #[error("{}: {problem}", file.display())]
     Mismatch { file: PathBuf, problem: String },
     #[error(
-        "{}: cannot assemble: members {lost:?} are missing, stale or failed, more than a {level} survives",
-        dir.display()
+        "{}: cannot assemble: members {lost:?} are missing, stale, failed or unusable, \
+         more than a {level} survives{}",
+        dir.display(),
+        if unusable.is_empty() { String::new() } else { format!(" ({})", unusable.join("; ")) }
     )]
     TooManyLost {
         dir: PathBuf,
         level: &'static str,
         lost: Vec<u32>,
+        /// Why each unusable member file could not be used (each names its file).
+        unusable: Vec<String>,
     },
     #[error("{}: {source}", dir.display())]
     Volume { dir: PathBuf, source: VolumeError },

@@ -9,17 +9,27 @@
 //! [`BlockStore`](spinstack_store::BlockStore): the optional DMA-aligned buffer over
 //! the level's byte volume (`spinstack_volume::bytes`) over the members' data.
 //!
-//! **Assembly** ([`Array::open`]) reads every member's superblock and refuses, naming
-//! the file: an unreadable superblock (unknown format, bad checksum, bad field),
-//! members of another volume, a file whose recorded index is not its name's, members
-//! disagreeing on the geometry, and more members missing or failed than the level
-//! survives. A member whose generation is behind the newest is *stale* (it missed an
+//! **Assembly** ([`Array::open`]) reads every member file (named `member-N.img`
+//! exactly; a name like `member-02.img` is only warned about, in
+//! [`AssemblyReport::odd_names`]). A member file it cannot use (it cannot be opened,
+//! is not a regular file, has no readable superblock slot, or is shorter than its
+//! superblock says) is treated like a missing member, failed, with a note naming the
+//! file and why ([`AssemblyReport::unusable`]), as md kicks a device it cannot use;
+//! `open` then moves that file aside (`member-N.img.damaged-G`,
+//! [`AssemblyReport::set_aside`]) so a rebuild can write a fresh one. Assembly
+//! refuses, naming the file: members of another volume or another geometry than most
+//! member files agree on (with no majority, it lists each group), a file whose
+//! recorded index is not its name's, a rebuild cursor beyond the rebuild units, and
+//! more members missing, unusable or failed than the level survives (saying why each
+//! unusable file could not be used). A member whose generation is behind the newest is *stale* (it missed an
 //! update, possibly a failure record or writes) and is treated as failed, reported
 //! in [`AssemblyReport::stale`]. One exception keeps a crash during a superblock
 //! update from killing the array: members exactly one generation behind are accepted
 //! when treating them as failed would lose the array (an interrupted update is then
 //! the only explanation consistent with a live array); that is reported in
-//! [`AssemblyReport::accepted_behind`].
+//! [`AssemblyReport::accepted_behind`]. A member behind because its newer slot does
+//! not decode is reported with that slot's problem
+//! ([`AssemblyReport::unreadable_slots`]).
 //! [`inspect`] decides the same roles from the superblocks without taking the lock or
 //! writing anything (`spinstack volume status` at rest): a dirty array is reported
 //! dirty, not resynced.
@@ -38,7 +48,9 @@
 //! table of every superblock; `fail_member`, `start_rebuild` and the end of a
 //! rebuild change it (persisted in every member not failed, generation + 1), and so
 //! does a member the volume fails by itself (it returned `Failed`, a write or trim
-//! error, or a read error that could not be rewritten; see `spinstack_volume::bytes`):
+//! error, or a read error that could not be rewritten; see `spinstack_volume::bytes`;
+//! a member file found cut short, shorter than its superblock says, answers `Failed`:
+//! its lost range is not a bad sector to correct where clients happen to read):
 //! that is persisted before the request (read, write, trim, flush), rebuild step or
 //! scrub that failed it returns, so no write is acknowledged while a crash could
 //! still bring the failed member back as active. The rebuild cursor is persisted at the end of every
@@ -55,6 +67,7 @@
 mod array;
 mod assembly;
 pub mod control;
+mod discovery;
 mod engine;
 mod error;
 mod maintenance;
@@ -132,11 +145,32 @@ pub struct ResumedRebuild {
     pub cursor: u64,
 }
 
+/// A member assembly has something to say about, in plain words naming its file.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct MemberNote {
+    pub member: u32,
+    pub note: String,
+}
+
 /// What assembly found and did.
 #[derive(Clone, Debug, Default, PartialEq, Serialize)]
 pub struct AssemblyReport {
     /// Member files absent from the directory.
     pub missing: Vec<u32>,
+    /// Member files present but unusable (cannot be opened, not a regular file, no
+    /// readable superblock slot, shorter than the superblock says), treated as failed
+    /// like missing ones; each note names the file and why.
+    pub unusable: Vec<MemberNote>,
+    /// Unusable member files [`Array::open`] moved aside (renamed
+    /// `member-N.img.damaged-G`, G the generation that recorded them failed), so a
+    /// rebuild writes a fresh file without destroying the old one; or why it could not.
+    pub set_aside: Vec<MemberNote>,
+    /// Members behind the array whose other superblock slot is unreadable (its newest
+    /// update may be the one lost), with that slot's problem.
+    pub unreadable_slots: Vec<MemberNote>,
+    /// Files named like a member but not `member-N.img` with N in plain decimal
+    /// (`member-02.img`): never read as members.
+    pub odd_names: Vec<String>,
     /// Members behind the newest generation, now treated as failed.
     pub stale: Vec<u32>,
     /// Members one generation behind accepted as current (an interrupted update).

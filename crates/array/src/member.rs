@@ -3,7 +3,7 @@
 //! directory's exclusive lock.
 
 use crate::error::ArrayError;
-use crate::superblock::{self, Superblock, DATA_OFFSET_SECTORS, SLOT_BYTES};
+use crate::superblock::{self, OtherSlot, Superblock, DATA_OFFSET_SECTORS, SLOT_BYTES};
 use spinstack_sim::units::{Lbn, Sectors};
 use spinstack_store::store::check_range;
 use spinstack_store::{BlockStore, FileStore, StoreError};
@@ -13,13 +13,19 @@ use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 
 /// A window of a [`FileStore`]: `capacity` sectors from `offset`. Used for the
-/// member data (offset 16) and the write-intent file (offset 0).
+/// member data (offset 16, [`MemberStore::data`]) and the write-intent file (offset 0).
 #[derive(Debug)]
 pub struct MemberStore {
     file: FileStore,
     offset: Sectors,
     capacity: Sectors,
+    /// Member data only: the file is lost once it is shorter than the window.
+    fail_when_cut_short: bool,
 }
+
+/// Why a member file cut short is failed (the error the volume fails it on).
+const CUT_SHORT: &str =
+    "use of a member file cut short (shorter than its superblock says: truncated?)";
 
 impl MemberStore {
     pub fn new(file: FileStore, offset: Sectors, capacity: Sectors) -> Result<Self, StoreError> {
@@ -28,7 +34,39 @@ impl MemberStore {
             file,
             offset,
             capacity,
+            fail_when_cut_short: false,
         })
+    }
+
+    /// A member's data sectors (after its superblock slots). A member file found
+    /// shorter than that (cut short under the open array: an unexpected end of file
+    /// on a read, or a length check before a write, trim or flush) answers
+    /// [`StoreError::Failed`], so the volume fails the member as md fails a device
+    /// that errors this way. It is not a bad sector to correct: the range past the
+    /// cut is lost, correcting only what clients read would re-extend the file with
+    /// holes (zeros) where its parity or copies were, and a later failure would then
+    /// serve wrong data while the array said it was healthy (finding V3).
+    pub fn data(file: FileStore, member_size: Sectors) -> Result<Self, StoreError> {
+        let mut store = MemberStore::new(file, Sectors(DATA_OFFSET_SECTORS), member_size)?;
+        store.fail_when_cut_short = true;
+        Ok(store)
+    }
+
+    /// For member data, [`StoreError::Failed`] when the file no longer holds the
+    /// whole window. One `fstat` per write, trim and flush: a write past the cut
+    /// would otherwise extend the file and leave the rest of the cut as holes that
+    /// read back as zeros, with no error to say so.
+    fn check_not_cut_short(&self) -> Result<(), StoreError> {
+        if !self.fail_when_cut_short {
+            return Ok(());
+        }
+        let needed_bytes = Sectors(self.offset.0 + self.capacity.0).bytes();
+        if self.file.len_bytes()? < needed_bytes {
+            return Err(StoreError::Failed {
+                operation: CUT_SHORT,
+            });
+        }
+        Ok(())
     }
 }
 
@@ -38,17 +76,31 @@ impl BlockStore for MemberStore {
     }
     fn read(&mut self, lbn: Lbn, buf: &mut [u8]) -> Result<(), StoreError> {
         spinstack_store::store::check_buffer(self.capacity, lbn, buf.len())?;
-        self.file.read(lbn.offset(self.offset), buf)
+        match self.file.read(lbn.offset(self.offset), buf) {
+            // The file ends before the sectors asked for: it was cut short.
+            Err(StoreError::IoAt { source, .. })
+                if self.fail_when_cut_short
+                    && source.kind() == std::io::ErrorKind::UnexpectedEof =>
+            {
+                Err(StoreError::Failed {
+                    operation: CUT_SHORT,
+                })
+            }
+            other => other,
+        }
     }
     fn write(&mut self, lbn: Lbn, buf: &[u8]) -> Result<(), StoreError> {
         spinstack_store::store::check_buffer(self.capacity, lbn, buf.len())?;
+        self.check_not_cut_short()?;
         self.file.write(lbn.offset(self.offset), buf)
     }
     fn flush(&mut self) -> Result<(), StoreError> {
+        self.check_not_cut_short()?;
         self.file.flush()
     }
     fn trim(&mut self, lbn: Lbn, sectors: Sectors) -> Result<(), StoreError> {
         check_range(self.capacity, lbn, sectors)?;
+        self.check_not_cut_short()?;
         self.file.trim(lbn.offset(self.offset), sectors)
     }
 }
@@ -72,20 +124,43 @@ pub struct SuperblockFile {
 }
 
 impl SuperblockFile {
+    /// Opens a member file for reading and writing; refuses anything but a regular
+    /// file (a FIFO would block the read), and says so of a dangling symbolic link.
     pub fn open(path: &Path) -> Result<SuperblockFile, ArrayError> {
         let file = std::fs::OpenOptions::new()
             .read(true)
             .write(true)
             .open(path)
-            .map_err(ArrayError::io(path))?;
+            .map_err(|source| {
+                let dangling = source.kind() == std::io::ErrorKind::NotFound
+                    && path.symlink_metadata().is_ok_and(|m| m.is_symlink());
+                match (dangling, std::fs::read_link(path)) {
+                    (true, Ok(target)) => ArrayError::Mismatch {
+                        file: path.to_path_buf(),
+                        problem: format!(
+                            "a symbolic link to {}, which does not exist",
+                            target.display()
+                        ),
+                    },
+                    _ => ArrayError::io(path)(source),
+                }
+            })?;
+        let metadata = file.metadata().map_err(ArrayError::io(path))?;
+        if !metadata.is_file() {
+            return Err(ArrayError::Mismatch {
+                file: path.to_path_buf(),
+                problem: "not a regular file".into(),
+            });
+        }
         Ok(SuperblockFile {
             path: path.to_path_buf(),
             file,
         })
     }
 
-    /// The newest valid superblock, or an error naming the file and both slots.
-    pub fn read(&self) -> Result<Superblock, ArrayError> {
+    /// The newest valid superblock, with the other slot's problem when only one
+    /// decodes, or an error naming the file and both slots.
+    pub fn read_with_other_slot(&self) -> Result<(Superblock, Option<OtherSlot>), ArrayError> {
         let mut head = vec![0u8; 2 * SLOT_BYTES];
         let mut read = 0;
         while read < head.len() {
@@ -96,11 +171,21 @@ impl SuperblockFile {
                 Err(source) => return Err(ArrayError::io(&self.path)(source)),
             }
         }
-        superblock::newest(&head[..read]).map_err(|(slot0, slot1)| ArrayError::BadSuperblock {
-            file: self.path.clone(),
-            slot0,
-            slot1,
+        superblock::newest_and_other(&head[..read]).map_err(|(slot0, slot1)| {
+            ArrayError::BadSuperblock {
+                file: self.path.clone(),
+                slot0,
+                slot1,
+            }
         })
+    }
+
+    /// The file's length in bytes now.
+    pub fn len_bytes(&self) -> Result<u64, ArrayError> {
+        self.file
+            .metadata()
+            .map(|m| m.len())
+            .map_err(ArrayError::io(&self.path))
     }
 
     /// Writes `block` into the slot of its generation and makes it durable.
@@ -140,7 +225,7 @@ pub fn open_member_store(path: &Path, member_size: Sectors) -> Result<MemberStor
             ),
         });
     }
-    MemberStore::new(file, Sectors(DATA_OFFSET_SECTORS), member_size).map_err(store_error)
+    MemberStore::data(file, member_size).map_err(store_error)
 }
 
 /// The exclusive lock on `DIR/lock` (flock), held while an [`crate::Array`] is

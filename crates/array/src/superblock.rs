@@ -13,7 +13,9 @@
 //! A superblock of generation `g` is written to slot `g % 2`, so an update never
 //! overwrites the newest valid copy: a write torn by a crash leaves the other slot
 //! (generation `g - 1`) intact. Reading takes the valid slot with the higher
-//! generation; a member with no valid slot is refused, naming the file.
+//! generation; a member with no valid slot cannot be used: assembly treats it as
+//! failed when the level survives without it, and otherwise refuses the array, naming
+//! the file and both slots' problems.
 //!
 //! Each slot, all integers little-endian:
 //!
@@ -21,7 +23,7 @@
 //! |---:|---:|---|
 //! | 0 | 8 | magic, ASCII `SPNARRAY` |
 //! | 8 | 4 | format version, `u32` = 1 |
-//! | 12 | 4 | slot length in bytes, `u32` = 4096 |
+//! | 12 | 4 | slot length in bytes, `u32` = 4096 (any other value is refused) |
 //! | 16 | 16 | volume id (random, shared by all members of one array) |
 //! | 32 | 8 | generation, `u64`: +1 at every superblock update (open, close, fail, rebuild start, rebuild cursor, rebuild end) |
 //! | 40 | 8 | roles generation, `u64`: the generation at which the role table (offset 128) last changed |
@@ -36,18 +38,19 @@
 //! | 72 | 8 | data offset in sectors, `u64` = 16 |
 //! | 80 | 8 | chunk in sectors, `u64` (raid0/raid10/raid5: ≥ 1; other levels 0) |
 //! | 88 | 8 | buffer block in sectors, `u64` (0 without a buffer) |
-//! | 96 | 8 | rebuild cursor, `u64`: rebuild units (RAID-5 stripes, mirror member rows) known rebuilt and flushed on the member in role "rebuilding" |
+//! | 96 | 8 | rebuild cursor, `u64`: rebuild units (RAID-5 stripes, mirror member rows) known rebuilt and flushed on the member in role "rebuilding"; at most the member data size (a unit is at least a sector), and assembly refuses one beyond the level's rebuild units |
 //! | 104 | 4 | copies of each chunk, `u32` (raid10: 2; other levels 0) |
 //! | 108 | 4 | length `N` of the disk names in bytes, `u32` ≤ 2048 |
 //! | 112 | 8 | corrected read sectors, `u64`: this member file's sectors rewritten after a read error, rebuilt from the redundancy (md's per-device count); a fresh member file starts at 0 |
 //! | 120 | 8 | reserved, zero |
 //! | 128 | 64 | role table: byte `m` is member `m`'s role, 0 active, 1 failed, 2 rebuilding (at most one); bytes past the member count zero |
-//! | 192 | 2048 | disk model names, UTF-8, `N` bytes: catalog names separated by `\n` (none: default drive; one: every member; else one per member), then zeros |
+//! | 192 | 2048 | disk model names, UTF-8, `N` bytes: catalog names or paths separated by `\n` (none: default drive; one: every member; else one per member), no other control characters, then zeros |
 //! | 2240 | 1852 | reserved, zero |
 //! | 4092 | 4 | CRC-32C (Castagnoli) of bytes 0 .. 4092 |
 //!
 //! Decoding checks, in order: length, magic, version, checksum, then every field's
-//! range; the first problem found is reported with its byte offset. Reserved bytes
+//! range (slot length first); the first problem found is reported with its byte
+//! offset. Reserved bytes
 //! are written as zero and not checked (a later minor version may use them). The
 //! corrected-read count took bytes 112 .. 120 that way: a superblock written before
 //! it reads as 0 there.
@@ -82,7 +85,7 @@ const NAMES_AT: usize = 192;
 /// | `Failed` | `start_rebuild` (a fresh member file) | `Rebuilding` |
 /// | `Rebuilding` | the rebuild cursor reaches the end | `Active` |
 /// | `Rebuilding` | `fail_member`, or found stale / missing at assembly | `Failed` |
-#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+#[derive(Clone, Copy, PartialEq, Eq, serde::Serialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum MemberRole {
     Active,
@@ -91,6 +94,15 @@ pub enum MemberRole {
 }
 
 impl MemberRole {
+    /// The role in plain words, as the role table's documentation and JSON name it.
+    pub fn name(self) -> &'static str {
+        match self {
+            MemberRole::Active => "active",
+            MemberRole::Failed => "failed",
+            MemberRole::Rebuilding => "rebuilding",
+        }
+    }
+
     fn code(self) -> u8 {
         match self {
             MemberRole::Active => 0,
@@ -105,6 +117,20 @@ impl MemberRole {
             2 => Some(MemberRole::Rebuilding),
             _ => None,
         }
+    }
+}
+
+impl std::fmt::Display for MemberRole {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// The plain word too, not the variant's name: roles reach error messages through
+/// `{:?}` ("member 1 is rebuilding, not failed"), which users read.
+impl std::fmt::Debug for MemberRole {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
     }
 }
 
@@ -253,6 +279,13 @@ impl Superblock {
 }
 
 fn decode_fields(slot: &[u8]) -> Result<Superblock, SuperblockError> {
+    let slot_length = get_u32(slot, 12);
+    if slot_length as usize != SLOT_BYTES {
+        return Err(bad(
+            12,
+            format!("slot length {slot_length} bytes, expected {SLOT_BYTES}"),
+        ));
+    }
     let level = level_from_code(slot[48])
         .ok_or_else(|| bad(48, format!("unknown level code {}", slot[48])))?;
     let track_units = match (level, slot[49]) {
@@ -326,6 +359,17 @@ fn decode_fields(slot: &[u8]) -> Result<Superblock, SuperblockError> {
         (false, 0) => None,
         (false, chunk) => return Err(bad(80, format!("chunk {chunk} on a {}", level.name()))),
     };
+    let rebuild_cursor = get_u64(slot, 96);
+    // Every rebuild unit (stripe, member row, track) spans at least one sector.
+    if rebuild_cursor > member_size.0 {
+        return Err(bad(
+            96,
+            format!(
+                "rebuild cursor {rebuild_cursor} is beyond the {} sectors of a member",
+                member_size.0
+            ),
+        ));
+    }
     let buffer = decode_buffer(slot)?;
     let copies = get_u32(slot, 104);
     let expected_copies = if level == Level::Raid10 { 2 } else { 0 };
@@ -352,7 +396,7 @@ fn decode_fields(slot: &[u8]) -> Result<Superblock, SuperblockError> {
         index,
         member_size,
         chunk,
-        rebuild_cursor: get_u64(slot, 96),
+        rebuild_cursor,
         copies,
         disks,
         roles,
@@ -446,6 +490,11 @@ fn decode_disks(slot: &[u8], members: u32) -> Result<Vec<String>, SuperblockErro
     if disks.iter().any(String::is_empty) {
         return Err(bad(NAMES_AT, "an empty disk name"));
     }
+    // A name is a catalog name or a path: a control character (a NUL, say) is damage,
+    // and would reach error messages that quote the name.
+    if let Some(at) = text.find(|c: char| c != '\n' && c.is_control()) {
+        return Err(bad(NAMES_AT + at, "a disk name holds a control character"));
+    }
     Ok(disks)
 }
 
@@ -477,14 +526,35 @@ pub fn slot_sector(generation: u64) -> u64 {
 /// The newest valid superblock of a member file's first [`DATA_OFFSET_SECTORS`]
 /// sectors (`head`), or the problem with each slot.
 pub fn newest(head: &[u8]) -> Result<Superblock, (SuperblockError, SuperblockError)> {
+    newest_and_other(head).map(|(block, _)| block)
+}
+
+/// Why one slot of a member file does not decode, while the other does.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OtherSlot {
+    /// 0 or 1.
+    pub slot: usize,
+    /// Its offset counts from the start of the file.
+    pub problem: SuperblockError,
+}
+
+/// [`newest`], with the problem of the other slot when only one decodes: a member
+/// whose newest slot is damaged falls back to its older one, and assembly says why.
+pub fn newest_and_other(
+    head: &[u8],
+) -> Result<(Superblock, Option<OtherSlot>), (SuperblockError, SuperblockError)> {
     let slot = |i: usize| {
         head.get(i * SLOT_BYTES..(i + 1) * SLOT_BYTES)
             .unwrap_or(&[])
     };
     match (Superblock::decode(slot(0)), Superblock::decode(slot(1))) {
-        (Ok(a), Ok(b)) => Ok(if b.generation > a.generation { b } else { a }),
-        (Ok(a), Err(_)) => Ok(a),
-        (Err(_), Ok(b)) => Ok(b),
+        (Ok(a), Ok(b)) => Ok((if b.generation > a.generation { b } else { a }, None)),
+        (Ok(a), Err(problem)) => {
+            let mut problem = problem;
+            problem.offset += SLOT_BYTES;
+            Ok((a, Some(OtherSlot { slot: 1, problem })))
+        }
+        (Err(problem), Ok(b)) => Ok((b, Some(OtherSlot { slot: 0, problem }))),
         (Err(a), Err(mut b)) => {
             b.offset += SLOT_BYTES;
             Err((a, b))

@@ -163,7 +163,9 @@ fn open_error(dir: &std::path::Path) -> String {
 }
 
 // Proves assembly refuses members of another volume, a renamed member, a corrupt
-// superblock, too many missing members, and a second opener, naming the file.
+// superblock the level cannot do without, too many missing members, and a second
+// opener, naming the file. (A damaged member the level survives without is treated as
+// failed instead: `damaged_members.rs`.)
 #[test]
 fn bad_members_are_refused_with_the_file_named() {
     let dir = temp_dir("refuse");
@@ -193,7 +195,10 @@ fn bad_members_are_refused_with_the_file_named() {
         "{error}"
     );
 
+    // With member 0 gone too, a raid5 cannot do without member 1: the refusal says why.
     std::fs::copy(&backup, member_path(&dir, 1)).unwrap();
+    let moved = dir.join("moved-member-0");
+    std::fs::rename(member_path(&dir, 0), &moved).unwrap();
     let mut bytes = std::fs::read(member_path(&dir, 1)).unwrap();
     bytes[40] ^= 1;
     bytes[4096 + 40] ^= 1;
@@ -208,8 +213,12 @@ fn bad_members_are_refused_with_the_file_named() {
     bytes[4096] = b'X';
     std::fs::write(member_path(&dir, 1), &bytes).unwrap();
     let error = open_error(&dir);
-    assert!(error.contains("no superblock"), "{error}");
+    assert!(
+        error.contains("no superblock") && error.contains("more than a raid5 survives"),
+        "{error}"
+    );
 
+    std::fs::rename(&moved, member_path(&dir, 0)).unwrap();
     std::fs::copy(&backup, member_path(&dir, 1)).unwrap();
     std::fs::remove_file(member_path(&dir, 0)).unwrap();
     let (array, report) = Array::open(&dir).unwrap();

@@ -305,6 +305,20 @@ pub(crate) fn print_assembly_notes(report: &AssemblyReport) {
             eprintln!("note: {what}: {members:?}");
         }
     }
+    let notes = report
+        .unusable
+        .iter()
+        .chain(&report.set_aside)
+        .chain(&report.unreadable_slots);
+    for note in notes {
+        eprintln!("note: {}", note.note);
+    }
+    for name in &report.odd_names {
+        eprintln!(
+            "warning: {name} looks like a member file but is not named member-N.img \
+             (N in plain decimal): ignored"
+        );
+    }
     if report.dirty_regions > 0 {
         eprintln!(
             "note: not closed cleanly: resynced {} dirty regions ({} units)",

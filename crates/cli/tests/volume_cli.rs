@@ -241,3 +241,51 @@ fn an_unused_member_tail_is_reported() {
     );
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+// Guards finding V5 (2026-11-28): with one member file cut short, `volume status` said
+// "healthy" and `volume rebuild --member 1` was refused like everything else. Proves
+// the status at rest lists the member failed with a note naming the file and why,
+// the rebuild then works (moving the damaged file aside, kept), and a file named like
+// a member but not canonically is warned about.
+#[test]
+fn a_truncated_member_is_failed_and_rebuilt() {
+    let dir = fresh_dir("truncated");
+    assert!(create_small_raid5(&dir, &[]).status.success());
+    let member = dir.join("member-1.img");
+    let file = std::fs::OpenOptions::new()
+        .write(true)
+        .open(&member)
+        .unwrap();
+    file.set_len(512 * 1024).unwrap();
+    std::fs::write(dir.join("member-01.img"), b"a copy").unwrap();
+
+    let out = spinstack(&["status", "--json"], &dir);
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    let status = ok_json(out);
+    assert_eq!(status["state"], "degraded", "{stderr}");
+    assert_eq!(status["failed"], serde_json::json!([1]), "{stderr}");
+    assert!(
+        stderr.contains("member-1.img: file holds 1024 sectors")
+            && stderr.contains("treated as failed")
+            && stderr.contains("member-01.img looks like a member file"),
+        "{stderr}"
+    );
+
+    let out = spinstack(&["rebuild", "--member", "1"], &dir);
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert!(out.status.success(), "{stderr}");
+    assert!(stderr.contains("moved aside"), "{stderr}");
+    let kept = std::fs::read_dir(&dir)
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .filter(|e| {
+            e.file_name()
+                .to_string_lossy()
+                .starts_with("member-1.img.damaged-")
+        })
+        .count();
+    assert_eq!(kept, 1, "the damaged file is kept");
+    let status = ok_json(spinstack(&["status", "--json"], &dir));
+    assert_eq!(status["state"], "healthy");
+    let _ = std::fs::remove_dir_all(&dir);
+}

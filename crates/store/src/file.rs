@@ -103,6 +103,16 @@ impl FileStore {
         self.punch_holes
     }
 
+    /// The file's length in bytes now (`fstat`), which is less than the capacity once
+    /// something else has cut the file short under this store.
+    pub fn len_bytes(&self) -> Result<u64, StoreError> {
+        let metadata = self
+            .file
+            .metadata()
+            .map_err(|source| io_error("read the metadata of", &self.path, source))?;
+        Ok(metadata.len())
+    }
+
     /// Bytes the file system has allocated to the file (less than the capacity when
     /// the file is sparse).
     pub fn allocated_bytes(&self) -> Result<u64, StoreError> {

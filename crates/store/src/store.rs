@@ -89,7 +89,9 @@ pub enum StoreError {
         operation: &'static str,
         store: &'static str,
     },
-    #[error("store failed (injected fault): {operation} refused")]
+    /// The store is gone (a failed device, an injected fault, a member file cut
+    /// short): nothing was done, and a RAID above fails the member.
+    #[error("store failed: {operation} refused")]
     Failed { operation: &'static str },
     #[error("power cut: {operation} not applied")]
     PowerCut { operation: &'static str },
