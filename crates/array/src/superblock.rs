@@ -85,7 +85,7 @@ const NAMES_AT: usize = 192;
 /// | `Failed` | `start_rebuild` (a fresh member file) | `Rebuilding` |
 /// | `Rebuilding` | the rebuild cursor reaches the end | `Active` |
 /// | `Rebuilding` | `fail_member`, or found stale / missing at assembly | `Failed` |
-#[derive(Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum MemberRole {
     Active,
@@ -121,14 +121,6 @@ impl MemberRole {
 }
 
 impl std::fmt::Display for MemberRole {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.name())
-    }
-}
-
-/// The plain word too, not the variant's name: roles reach error messages through
-/// `{:?}` ("member 1 is rebuilding, not failed"), which users read.
-impl std::fmt::Debug for MemberRole {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(self.name())
     }
