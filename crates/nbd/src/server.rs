@@ -176,6 +176,8 @@ pub struct ServerHandle {
     address: Address,
     stop: Arc<AtomicBool>,
     accept_thread: Option<std::thread::JoinHandle<()>>,
+    /// The Unix socket file this server created and its identity, removed at stop.
+    socket_file: Option<(PathBuf, (u64, u64))>,
 }
 
 impl ServerHandle {
@@ -183,7 +185,8 @@ impl ServerHandle {
     pub fn address(&self) -> &Address {
         &self.address
     }
-    /// Stops accepting; connections already open run to their end.
+    /// Stops accepting and removes the Unix socket file; connections already open
+    /// run to their end.
     pub fn stop(mut self) {
         self.stop_accepting();
     }
@@ -203,6 +206,15 @@ impl ServerHandle {
         if let Some(thread) = self.accept_thread.take() {
             let _ = thread.join();
         }
+        self.remove_socket_file();
+    }
+    fn remove_socket_file(&mut self) {
+        // Only the file this server bound: another server may have replaced it since.
+        if let Some((path, identity)) = self.socket_file.take() {
+            if file_identity(&path) == Some(identity) {
+                let _ = std::fs::remove_file(&path);
+            }
+        }
     }
 }
 
@@ -211,33 +223,79 @@ impl Drop for ServerHandle {
         if self.accept_thread.is_some() {
             self.stop_accepting();
         }
+        self.remove_socket_file();
     }
 }
 
-/// Binds a Unix socket at `path`. A socket file there that nobody listens on (left
-/// by a killed process) is replaced; one with a listener is an `AddrInUse` error.
+/// Binds a Unix socket at `path`. Only a socket file that nobody listens on (left
+/// by a killed process) is replaced; a socket with a listener is an `AddrInUse`
+/// error, and anything else at `path` (a regular file, a directory, a symbolic link)
+/// is an `AlreadyExists` error and is left untouched: the path may be a file the
+/// user cares about, even a member file of the array being served.
 pub fn bind_unix(path: &std::path::Path) -> io::Result<UnixListener> {
-    if path.exists() {
-        if UnixStream::connect(path).is_ok() {
+    use std::os::unix::fs::FileTypeExt;
+    // `symlink_metadata`: a link to a socket is still not ours to delete.
+    match std::fs::symlink_metadata(path) {
+        Err(error) if error.kind() == io::ErrorKind::NotFound => {}
+        Err(error) => return Err(error),
+        Ok(metadata) if !metadata.file_type().is_socket() => {
             return Err(io::Error::new(
-                io::ErrorKind::AddrInUse,
-                format!("{}: a server already listens there", path.display()),
-            ));
+                io::ErrorKind::AlreadyExists,
+                format!(
+                    "{} exists and is not a socket; refusing to replace it",
+                    path.display()
+                ),
+            ))
         }
-        std::fs::remove_file(path)?;
+        Ok(_) => match UnixStream::connect(path) {
+            Ok(_) => {
+                return Err(io::Error::new(
+                    io::ErrorKind::AddrInUse,
+                    format!("{}: a server already listens there", path.display()),
+                ))
+            }
+            // Refused: a socket file with no listener behind it, safe to replace.
+            Err(error) if error.kind() == io::ErrorKind::ConnectionRefused => {
+                std::fs::remove_file(path)?
+            }
+            Err(error) => {
+                return Err(io::Error::new(
+                    error.kind(),
+                    format!(
+                        "{}: cannot tell whether it is in use: {error}",
+                        path.display()
+                    ),
+                ))
+            }
+        },
     }
     UnixListener::bind(path)
 }
 
+/// The identity (device, inode) of the socket file a server bound, so that at stop
+/// it removes that file and not one someone else put there since.
+fn file_identity(path: &std::path::Path) -> Option<(u64, u64)> {
+    use std::os::unix::fs::MetadataExt;
+    std::fs::symlink_metadata(path)
+        .ok()
+        .map(|metadata| (metadata.dev(), metadata.ino()))
+}
+
 /// Binds `address` and serves `backend` from a thread of its own. A Unix socket path
-/// that exists is replaced only if nothing listens on it (a stale socket).
+/// that exists is replaced only if it is a socket nothing listens on (see
+/// [`bind_unix`]); the socket file is removed again when the server stops.
 pub fn start(
     address: &Address,
     backend: Arc<dyn Backend>,
     config: ServerConfig,
 ) -> io::Result<ServerHandle> {
+    let mut socket_file = None;
     let (listener, bound) = match address {
-        Address::Unix(path) => (Listener::Unix(bind_unix(path)?), address.clone()),
+        Address::Unix(path) => {
+            let listener = bind_unix(path)?;
+            socket_file = file_identity(path).map(|identity| (path.clone(), identity));
+            (Listener::Unix(listener), address.clone())
+        }
         Address::Tcp(socket_address) => {
             let listener = TcpListener::bind(socket_address)?;
             let local = listener.local_addr()?;
@@ -253,6 +311,7 @@ pub fn start(
         address: bound,
         stop,
         accept_thread: Some(accept_thread),
+        socket_file,
     })
 }
 
