@@ -11,8 +11,9 @@
 //!   `EXPORT_NAME`, `LIST`, `ABORT`; everything else refused with `REP_ERR_UNSUP` so
 //!   clients fall back; its state table is in the module doc).
 //! - [`transmission`]: request checks (in the order the module doc gives), `READ`,
-//!   `WRITE` (with `FUA`), `FLUSH`, `TRIM`, `WRITE_ZEROES`, `DISC`; simple replies,
-//!   sent in the order the backend answers.
+//!   `WRITE`, `FLUSH`, `TRIM`, `WRITE_ZEROES`, `DISC` (`FUA` on any of them when the
+//!   export advertises `SEND_FUA`); simple replies, sent in the order the backend
+//!   answers.
 //! - [`server`]: Unix or TCP listening, one thread per connection.
 //!
 //! **Invariants.**

@@ -411,7 +411,13 @@ fn serve_connection(
         stream,
         poll: config.poll_before_sleep,
     };
-    let ending = transmit(&mut reader, writer, &backend, config.limits);
+    let ending = transmit(
+        &mut reader,
+        writer,
+        &backend,
+        config.limits,
+        export.transmission_flags,
+    );
     reader.stream.shutdown();
     match ending {
         Ok(Ending::Violation(why)) => {

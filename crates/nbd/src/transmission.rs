@@ -9,7 +9,10 @@
 //!    the connection closes (the protocol allows it) and nothing is written.
 //! 3. a write's payload is read whole; a client that disconnects mid-payload has
 //!    nothing of it written.
-//! 4. unknown flag bits, or a flag the command does not take: `EINVAL`.
+//! 4. unknown flag bits, or a flag the command does not take: `EINVAL`. `FUA` is
+//!    taken by every command when the export advertises `SEND_FUA` (the protocol
+//!    says the server MUST then accept it anywhere; it means nothing to a read, and
+//!    a flush already is one), and by none when it does not.
 //! 5. zero length, a read over the limit: `EINVAL`; a range past the end: `ENOSPC`
 //!    for writes and write-zeroes, `EINVAL` for reads and trims; a flush with a range:
 //!    `EINVAL`.
@@ -53,13 +56,15 @@ pub enum Ending {
 }
 
 /// Serves requests from `reader` until the connection ends; replies go to `writer`
-/// (see `replies` for who writes and when). Returns once every reply was sent or
-/// dropped.
+/// (see `replies` for who writes and when). `transmission_flags` are the flags the
+/// export advertised (they decide which command flags are valid). Returns once every
+/// reply was sent or dropped.
 pub fn transmit<R, W>(
     reader: R,
     writer: W,
     backend: &Arc<dyn Backend>,
     limits: Limits,
+    transmission_flags: u16,
 ) -> io::Result<Ending>
 where
     R: Read,
@@ -78,7 +83,13 @@ where
             Ok(Next::Request(header, payload)) => {
                 let read_length = (header.command == CMD_READ).then_some(header.length_bytes);
                 let reply = Reply::new(header.handle, read_length, Arc::clone(&channel));
-                match check(&header, payload, backend.size_bytes(), limits) {
+                match check(
+                    &header,
+                    payload,
+                    backend.size_bytes(),
+                    limits,
+                    transmission_flags,
+                ) {
                     Ok(command) => backend.submit(command, reply),
                     Err(error) => reply.error(error),
                 }
@@ -161,17 +172,23 @@ fn closed_or(error: io::Error) -> io::Result<Ending> {
     }
 }
 
-/// Checks one request against the export (see the module doc) and builds its command.
+/// Checks one request against the export (see the module doc) and builds its
+/// command; `transmission_flags` are the export's advertised flags.
 pub fn check(
     header: &RequestHeader,
     payload: Option<Vec<u8>>,
     size_bytes: u64,
     limits: Limits,
+    transmission_flags: u16,
 ) -> Result<Command, CommandError> {
+    let fua = if transmission_flags & FLAG_SEND_FUA != 0 {
+        CMD_FLAG_FUA
+    } else {
+        0
+    };
     let allowed_flags = match header.command {
-        CMD_WRITE | CMD_TRIM => CMD_FLAG_FUA,
-        CMD_WRITE_ZEROES => CMD_FLAG_FUA | CMD_FLAG_NO_HOLE,
-        _ => 0,
+        CMD_WRITE_ZEROES => fua | CMD_FLAG_NO_HOLE,
+        _ => fua,
     };
     if header.flags & !allowed_flags != 0 {
         return Err(CommandError::Invalid);

@@ -90,8 +90,10 @@ impl Write for SharedSink {
 
 /// The writes a correct server must apply for `stream`: walks requests in order and
 /// stops where the server must stop (bad magic, `DISC`, an oversized write, a
-/// truncated payload or header).
-fn reference_writes(stream: &[u8], limits: Limits) -> Vec<(u64, Vec<u8>)> {
+/// truncated payload or header). `FUA` is a valid write flag only when `send_fua`
+/// (the export advertises `SEND_FUA`).
+fn reference_writes(stream: &[u8], limits: Limits, send_fua: bool) -> Vec<(u64, Vec<u8>)> {
+    let valid_flags = if send_fua { CMD_FLAG_FUA } else { 0 };
     let mut writes = Vec::new();
     let mut at = 0;
     while let Some(bytes) = stream.get(at..at + REQUEST_HEADER_BYTES) {
@@ -116,7 +118,7 @@ fn reference_writes(stream: &[u8], limits: Limits) -> Vec<(u64, Vec<u8>)> {
             .offset_bytes
             .checked_add(header.length_bytes as u64)
             .is_some_and(|end| end <= SIZE_BYTES);
-        if header.flags & !CMD_FLAG_FUA == 0 && header.length_bytes > 0 && inside {
+        if header.flags & !valid_flags == 0 && header.length_bytes > 0 && inside {
             writes.push((header.offset_bytes, payload.to_vec()));
         }
     }
@@ -164,6 +166,7 @@ proptest! {
         mut stream in plausible_stream(),
         flips in proptest::collection::vec((any::<usize>(), any::<u8>()), 0..4),
         cut in any::<usize>(),
+        send_fua in any::<bool>(),
     ) {
         for (at, value) in flips {
             if !stream.is_empty() {
@@ -177,9 +180,10 @@ proptest! {
         let backend = Arc::new(LoggingMemory::default());
         let dyn_backend: Arc<dyn Backend> = backend.clone();
         let sink = SharedSink::default();
-        transmit(Cursor::new(stream.clone()), sink, &dyn_backend, limits()).unwrap();
+        let flags = if send_fua { FLAG_HAS_FLAGS | FLAG_SEND_FUA } else { FLAG_HAS_FLAGS };
+        transmit(Cursor::new(stream.clone()), sink, &dyn_backend, limits(), flags).unwrap();
         let got = backend.writes.lock().unwrap().clone();
-        prop_assert_eq!(got, reference_writes(&stream, limits()));
+        prop_assert_eq!(got, reference_writes(&stream, limits(), send_fua));
     }
 
     /// Arbitrary bytes through negotiation never panic or hang.
@@ -218,6 +222,19 @@ fn server(
     std::path::PathBuf,
     Arc<LoggingMemory>,
 ) {
+    server_with(name, false)
+}
+
+/// A server over a fresh memory export; `read_only` exports do not advertise
+/// `SEND_FUA`, writable ones do.
+fn server_with(
+    name: &str,
+    read_only: bool,
+) -> (
+    spinstack_nbd::ServerHandle,
+    std::path::PathBuf,
+    Arc<LoggingMemory>,
+) {
     let dir = std::env::temp_dir().join(format!("spinstack-nbd-{name}-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
@@ -225,6 +242,7 @@ fn server(
     let backend = Arc::new(LoggingMemory::default());
     let config = ServerConfig {
         limits: limits(),
+        read_only,
         ..ServerConfig::default()
     };
     let handle = start(&Address::Unix(path.clone()), backend.clone(), config).unwrap();
@@ -377,7 +395,7 @@ fn invalid_requests_get_their_errors() {
     let cases: Vec<(Vec<u8>, u32)> = vec![
         (request(CMD_READ, 0, 1, SIZE_BYTES - 512, 1024), EINVAL),
         (request(CMD_READ, 0, 2, 0, 1 << 20), EINVAL), // over the payload limit
-        (request(CMD_READ, CMD_FLAG_FUA, 3, 0, 512), EINVAL),
+        (request(CMD_READ, CMD_FLAG_NO_HOLE, 3, 0, 512), EINVAL),
         (request(CMD_TRIM, 0, 4, u64::MAX - 10, 512), EINVAL),
         (request(CMD_FLUSH, 0, 5, 0, 512), EINVAL),
         (request(77, 0, 6, 0, 512), EINVAL),
@@ -402,4 +420,47 @@ fn invalid_requests_get_their_errors() {
     );
     stream.write_all(&request(CMD_DISC, 0, 10, 0, 0)).unwrap();
     assert!(closed(&mut stream));
+}
+
+// Guards finding NBD-F3 (2026-11-28): `FUA` on `READ` and `FLUSH` was refused with
+// `EINVAL` although the export advertises `SEND_FUA`, where the protocol says the
+// server MUST accept the bit on every command. Proves every command with `FUA` is
+// accepted on such an export (a read still returns its data), and that an export
+// without `SEND_FUA` (read-only) still refuses the bit.
+#[test]
+fn fua_is_accepted_on_every_command_exactly_when_advertised() {
+    let (_server, path, backend) = server_with("fua", false);
+    let mut stream = connect_go(&path);
+    let mut write = request(CMD_WRITE, CMD_FLAG_FUA, 1, 0, 3);
+    write.extend_from_slice(b"xyz");
+    stream.write_all(&write).unwrap();
+    assert_eq!(simple_reply(&mut stream), (0, 1));
+    stream
+        .write_all(&request(CMD_READ, CMD_FLAG_FUA, 2, 0, 3))
+        .unwrap();
+    assert_eq!(simple_reply(&mut stream), (0, 2));
+    assert_eq!(read_n(&mut stream, 3), b"xyz");
+    for (command, handle, length) in [
+        (CMD_TRIM, 3, 512),
+        (CMD_WRITE_ZEROES, 4, 512),
+        (CMD_FLUSH, 5, 0),
+    ] {
+        stream
+            .write_all(&request(command, CMD_FLAG_FUA, handle, 0, length))
+            .unwrap();
+        assert_eq!(simple_reply(&mut stream), (0, handle));
+    }
+    assert_eq!(backend.writes.lock().unwrap().len(), 1);
+
+    let (_server, path, _) = server_with("nofua", true);
+    let mut stream = connect_go(&path);
+    for (command, handle) in [(CMD_READ, 7), (CMD_FLUSH, 8)] {
+        let length = if command == CMD_READ { 512 } else { 0 };
+        stream
+            .write_all(&request(command, CMD_FLAG_FUA, handle, 0, length))
+            .unwrap();
+        assert_eq!(simple_reply(&mut stream), (EINVAL, handle));
+    }
+    stream.write_all(&request(CMD_READ, 0, 9, 0, 512)).unwrap();
+    assert_eq!(simple_reply(&mut stream), (0, 9));
 }
