@@ -23,8 +23,11 @@
 //! - Every request read is answered exactly once (a backend that drops its
 //!   [`Reply`] answers `EIO`), unless the connection is closed.
 //! - Every queue is bounded: options per negotiation, option and payload sizes,
-//!   requests in flight per connection, connections per server. A hostile client can
-//!   cost the server at most its bounds, and never stops it serving others.
+//!   requests in flight and payload bytes held per connection, connections per
+//!   server. A hostile client can cost the server at most its bounds.
+//! - No thread that serves several connections writes to a socket: a reply given by
+//!   another thread than the connection's reader goes through that connection's own
+//!   writer thread, so a client that stops reading stalls only itself.
 //!
 //! **What it does not do.** No structured replies, block status or meta contexts
 //! (refused, so clients use simple replies), no TLS, no `CACHE` or `RESIZE`, one

@@ -112,7 +112,8 @@ impl<S: BlockStore + Send + 'static> StoreBackend<S> {
         self.pacer.as_ref()
     }
 
-    /// Response times from request read to reply handed to the connection's writer.
+    /// Response times from request read to reply handed to the connection (written
+    /// at once, or queued for its writer thread when the pacer releases it).
     pub fn latency(&self) -> LatencySummary {
         self.latency
             .lock()
@@ -315,7 +316,13 @@ impl<S: BlockStore + Send + 'static> Backend for StoreBackend<S> {
                         sectors,
                         force_unit_access,
                         release: Box::new(move || {
-                            answer(reply, Ok(is_read.then_some(&data[..])));
+                            // The buffer goes with the reply: it may wait in the
+                            // connection's queue, and a move spares a copy there.
+                            if is_read {
+                                reply.data_vec(data);
+                            } else {
+                                reply.ok();
+                            }
                             record(&latency, received);
                         }),
                     });
