@@ -155,18 +155,15 @@ impl Backend for Holding {
     }
 }
 
-/// Waits (bounded) until `count` stops changing, and returns it.
-fn settled(count: impl Fn() -> usize) -> usize {
-    let mut last = count();
-    for _ in 0..10 {
-        std::thread::sleep(Duration::from_millis(50));
-        let now = count();
-        if now == last {
-            return now;
-        }
-        last = now;
+/// Waits (bounded) until `count` reaches `at_least`, then a little longer for any
+/// more to come, and returns it.
+fn settled(count: impl Fn() -> usize, at_least: usize) -> usize {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while count() < at_least && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(10));
     }
-    last
+    std::thread::sleep(Duration::from_millis(200));
+    count()
 }
 
 // Guards finding NBD-F2 (2026-11-28): under `--timing model` a connection's held read
@@ -190,22 +187,31 @@ fn held_read_data_is_bounded_per_connection() {
             .write_all(&request(CMD_READ, 0, handle, 0, READ_BYTES))
             .unwrap();
     }
-    let reached = settled(|| backend.received());
+    let reached = settled(|| backend.received(), 4);
     assert_eq!(reached, 4, "requests read while 4 reads' data were held");
 
     client
         .set_read_timeout(Some(Duration::from_secs(10)))
         .unwrap();
-    let mut answered = 0;
-    while answered < requests {
-        backend.answer_all();
-        let (error, handle) = simple_reply(&mut client);
-        assert_eq!((error, handle), (0, answered), "replies in request order");
+    // Answer from another thread, as the pacer does, until every reply arrived.
+    let done = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let answerer = {
+        let (backend, done) = (backend.clone(), done.clone());
+        std::thread::spawn(move || {
+            while !done.load(std::sync::atomic::Ordering::SeqCst) {
+                assert!(backend.held.lock().unwrap().len() <= 4, "over the bound");
+                backend.answer_all();
+                std::thread::sleep(Duration::from_millis(5));
+            }
+        })
+    };
+    for handle in 0..requests {
+        assert_eq!(simple_reply(&mut client), (0, handle), "replies in order");
         assert_eq!(
             read_n(&mut client, READ_BYTES as usize),
             vec![0xC3; READ_BYTES as usize]
         );
-        answered += 1;
-        assert!(backend.held.lock().unwrap().len() <= 4);
     }
+    done.store(true, std::sync::atomic::Ordering::SeqCst);
+    answerer.join().expect("never over the bound");
 }
