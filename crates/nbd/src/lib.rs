@@ -37,6 +37,7 @@ pub mod backend;
 pub mod negotiate;
 mod replies;
 pub mod server;
+mod stream;
 pub mod transmission;
 pub mod wire;
 

@@ -7,15 +7,16 @@
 
 use crate::backend::Backend;
 use crate::negotiate::{negotiate, ExportInfo, Outcome};
+use crate::stream::{Deadlined, PollingReader, Stream};
 use crate::transmission::{transmit, Ending, Limits};
 use crate::wire::*;
 use std::io;
-use std::net::{Shutdown, TcpListener, TcpStream};
+use std::net::{TcpListener, TcpStream};
 use std::os::unix::net::{UnixListener, UnixStream};
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 /// What a server offers and how much it allows.
 #[derive(Clone, Debug)]
@@ -23,9 +24,11 @@ pub struct ServerConfig {
     pub export_name: String,
     pub description: String,
     pub read_only: bool,
-    /// Connections served at once; more are closed at accept.
+    /// Connections served at once, idle ones included; more are closed at accept
+    /// (logged once each time the limit starts refusing).
     pub max_connections: usize,
-    /// A client must finish negotiation within this time.
+    /// A client must finish negotiation within this time, counted from accept (one
+    /// deadline for the whole handshake, not a timeout per read).
     pub negotiation_timeout: Duration,
     pub limits: Limits,
     /// After answering, keep polling the socket this long before sleeping in the
@@ -67,108 +70,6 @@ impl std::fmt::Display for Address {
 enum Listener {
     Unix(UnixListener),
     Tcp(TcpListener),
-}
-
-/// One accepted stream of either kind.
-enum Stream {
-    Unix(UnixStream),
-    Tcp(TcpStream),
-}
-
-impl Stream {
-    fn try_clone(&self) -> io::Result<Stream> {
-        Ok(match self {
-            Stream::Unix(stream) => Stream::Unix(stream.try_clone()?),
-            Stream::Tcp(stream) => Stream::Tcp(stream.try_clone()?),
-        })
-    }
-    fn set_read_timeout(&self, timeout: Option<Duration>) -> io::Result<()> {
-        match self {
-            Stream::Unix(stream) => stream.set_read_timeout(timeout),
-            Stream::Tcp(stream) => stream.set_read_timeout(timeout),
-        }
-    }
-    fn shutdown(&self) {
-        // Already closed by the peer is fine.
-        let _ = match self {
-            Stream::Unix(stream) => stream.shutdown(Shutdown::Both),
-            Stream::Tcp(stream) => stream.shutdown(Shutdown::Both),
-        };
-    }
-}
-
-impl std::os::fd::AsRawFd for Stream {
-    fn as_raw_fd(&self) -> std::os::fd::RawFd {
-        match self {
-            Stream::Unix(stream) => stream.as_raw_fd(),
-            Stream::Tcp(stream) => stream.as_raw_fd(),
-        }
-    }
-}
-
-/// Reads that poll (non-blocking receives) for a while before blocking; see
-/// [`ServerConfig::poll_before_sleep`].
-struct PollingReader {
-    stream: Stream,
-    poll: Duration,
-}
-
-impl io::Read for PollingReader {
-    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        use std::os::fd::AsRawFd;
-        if !self.poll.is_zero() && !buf.is_empty() {
-            let deadline = std::time::Instant::now() + self.poll;
-            loop {
-                // SAFETY: `buf` is a valid writable region of `buf.len()` bytes and
-                // the descriptor belongs to `self.stream` for the whole call.
-                let received = unsafe {
-                    libc::recv(
-                        self.stream.as_raw_fd(),
-                        buf.as_mut_ptr().cast(),
-                        buf.len(),
-                        libc::MSG_DONTWAIT,
-                    )
-                };
-                if received >= 0 {
-                    return Ok(received as usize);
-                }
-                let error = io::Error::last_os_error();
-                match error.kind() {
-                    io::ErrorKind::WouldBlock if std::time::Instant::now() < deadline => {
-                        std::hint::spin_loop()
-                    }
-                    io::ErrorKind::WouldBlock => break,
-                    io::ErrorKind::Interrupted => {}
-                    _ => return Err(error),
-                }
-            }
-        }
-        self.stream.read(buf)
-    }
-}
-
-impl io::Read for Stream {
-    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        match self {
-            Stream::Unix(stream) => stream.read(buf),
-            Stream::Tcp(stream) => stream.read(buf),
-        }
-    }
-}
-
-impl io::Write for Stream {
-    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-        match self {
-            Stream::Unix(stream) => stream.write(buf),
-            Stream::Tcp(stream) => stream.write(buf),
-        }
-    }
-    fn flush(&mut self) -> io::Result<()> {
-        match self {
-            Stream::Unix(stream) => stream.flush(),
-            Stream::Tcp(stream) => stream.flush(),
-        }
-    }
 }
 
 /// A running server: its address, and a way to stop it.
@@ -322,6 +223,8 @@ fn accept_loop(
     stop: &AtomicBool,
 ) {
     let open = Arc::new(AtomicUsize::new(0));
+    // Whether the last client was refused for the connection limit (and logged).
+    let mut refusing = false;
     loop {
         let accepted = match &listener {
             Listener::Unix(listener) => listener.accept().map(|(stream, _)| Stream::Unix(stream)),
@@ -344,9 +247,22 @@ fn accept_loop(
         };
         if open.fetch_add(1, Ordering::SeqCst) >= config.max_connections {
             open.fetch_sub(1, Ordering::SeqCst);
+            // The protocol has no "server full" message: the client sees the
+            // connection close before the greeting. Say why here, once per spell of
+            // refusals (not once per client, which a client retrying in a loop would
+            // turn into a flood).
+            if !refusing {
+                eprintln!(
+                    "nbd: connection limit reached ({} connections open): refusing new \
+                     clients until one closes",
+                    config.max_connections
+                );
+                refusing = true;
+            }
             stream.shutdown();
             continue;
         }
+        refusing = false;
         let backend = Arc::clone(&backend);
         let config = config.clone();
         let open = Arc::clone(&open);
@@ -391,8 +307,11 @@ fn serve_connection(
         preferred_block_bytes: 4096,
         max_block_bytes: config.limits.max_payload_bytes,
     };
-    stream.set_read_timeout(Some(config.negotiation_timeout))?;
-    let outcome = match negotiate(&mut stream, &export) {
+    let mut deadlined = Deadlined {
+        stream: &mut stream,
+        deadline: Instant::now() + config.negotiation_timeout,
+    };
+    let outcome = match negotiate(&mut deadlined, &export) {
         Ok(outcome) => outcome,
         Err(error) => Outcome::Closed(format!("negotiation: {error}")),
     };
@@ -401,6 +320,7 @@ fn serve_connection(
         return Ok(());
     }
     stream.set_read_timeout(None)?;
+    stream.set_write_timeout(None)?;
     let backend: Arc<dyn Backend> = if config.read_only {
         Arc::new(crate::ReadOnly(backend))
     } else {
