@@ -81,3 +81,59 @@ fn held_read_data_stays_bounded_under_the_model() {
     );
     drop(hostile);
 }
+
+// Guards finding NBD-F4 (2026-11-28): a client refused for the connection limit saw
+// only a closed connection, and the server said nothing. Proves `--max-connections
+// 1` refuses a second client, and the server logs the limit once for three refused
+// clients in a row.
+#[test]
+fn the_connection_limit_is_logged_once_per_spell() {
+    let dir = scratch("serve-hostile-limit");
+    let volume = small_raid5(&dir);
+    let socket = dir.join("nbd.sock");
+    let mut child = spinstack()
+        .arg("serve")
+        .arg(&volume)
+        .arg("--socket")
+        .arg(&socket)
+        .args(["--max-connections", "1"])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(20);
+    // The only slot goes to this client (a probe connection would take it too).
+    let holder = loop {
+        if let Ok(client) = NbdClient::connect(&socket) {
+            break client;
+        }
+        assert!(Instant::now() < deadline, "server did not come up");
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    for _ in 0..3 {
+        assert!(
+            NbdClient::connect(&socket).is_err(),
+            "a client past the limit must be refused"
+        );
+    }
+    drop(holder);
+    // SAFETY: plain kill(2) on our own child's pid.
+    unsafe {
+        libc::kill(child.id() as i32, libc::SIGTERM);
+    }
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while child.try_wait().unwrap().is_none() {
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            panic!("serve did not stop after SIGTERM");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let out = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(
+        stderr.matches("connection limit reached").count(),
+        1,
+        "{stderr}"
+    );
+}
