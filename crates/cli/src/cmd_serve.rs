@@ -1,7 +1,7 @@
-//! `spinstack serve DIR --socket PATH | --listen ADDR [--timing none|model]`: a
-//! persistent volume (made by `spinstack volume create`) served over NBD until
-//! SIGINT or SIGTERM, with its control socket at `DIR/control.sock` for `spinstack
-//! volume status|fail|rebuild|scrub`.
+//! `spinstack serve DIR --socket PATH | --listen ADDR [--timing none|model]
+//! [--max-connections N]`: a persistent volume (made by `spinstack volume create`)
+//! served over NBD until SIGINT or SIGTERM, with its control socket at
+//! `DIR/control.sock` for `spinstack volume status|fail|rebuild|scrub`.
 
 use anyhow::{bail, Context};
 use serde_json::json;
@@ -45,6 +45,10 @@ pub struct Args {
     /// (saves a wake-up per request at queue depth 1; 0 never polls).
     #[arg(long, default_value_t = 50)]
     poll_us: u64,
+    /// Clients served at once, idle ones included; more are refused at connect (the
+    /// server logs when it starts refusing).
+    #[arg(long, default_value_t = 64)]
+    max_connections: usize,
 }
 
 pub fn run(args: Args) -> anyhow::Result<()> {
@@ -53,6 +57,10 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         args.poll_us <= 1_000_000,
         "--poll-us must be at most 1000000 (one second of busy polling), got {}",
         args.poll_us
+    );
+    anyhow::ensure!(
+        args.max_connections >= 1,
+        "--max-connections must be at least 1"
     );
     // Signals are taken by `sigwait` in this thread only: block them before any
     // thread starts, so every thread inherits the mask.
@@ -82,6 +90,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         export_name: args.export_name.clone(),
         read_only: args.read_only,
         poll_before_sleep: std::time::Duration::from_micros(args.poll_us),
+        max_connections: args.max_connections,
         ..ServerConfig::default()
     };
     let server = spinstack_nbd::start(&address, backend.clone(), config)

@@ -3,6 +3,7 @@
 //! later, from any thread (so replies can leave out of order).
 
 use crate::wire;
+use std::borrow::Cow;
 use std::sync::Arc;
 
 /// One transmission command, checked: inside the export, flags valid for it.
@@ -83,10 +84,11 @@ pub trait Backend: Send + Sync + 'static {
     fn submit(&self, command: Command, reply: Reply);
 }
 
-/// Where a connection's replies go (see `replies`): written by whichever thread
-/// answers, the in-flight slot released after.
+/// Where a connection's replies go (see `replies`): written at once by the
+/// connection's reader, queued for its writer by any other thread; the in-flight
+/// slot and the `held_bytes` the request counted are released once written.
 pub(crate) trait ReplyChannel: Send + Sync {
-    fn send(&self, handle: u64, error: u32, data: &[u8]);
+    fn send(&self, handle: u64, error: u32, data: Cow<'_, [u8]>, held_bytes: u64);
 }
 
 /// The answer to one request. Send it with [`Reply::ok`], [`Reply::data`] or
@@ -95,6 +97,8 @@ pub struct Reply {
     handle: u64,
     /// Read length expected, so a backend cannot send a wrong-sized payload.
     read_length_bytes: Option<u32>,
+    /// Payload bytes the connection counts for this request until it is answered.
+    held_bytes: u64,
     channel: Option<Arc<dyn ReplyChannel>>,
 }
 
@@ -102,11 +106,13 @@ impl Reply {
     pub(crate) fn new(
         handle: u64,
         read_length_bytes: Option<u32>,
+        held_bytes: u64,
         channel: Arc<dyn ReplyChannel>,
     ) -> Reply {
         Reply {
             handle,
             read_length_bytes,
+            held_bytes,
             channel: Some(channel),
         }
     }
@@ -122,12 +128,22 @@ impl Reply {
             // A read answered without data would desynchronise the stream.
             return self.error(CommandError::Io);
         }
-        self.send(0, &[]);
+        self.send(0, Cow::Borrowed(&[]));
     }
 
     /// Success of a read: `data` must be exactly the length asked for, else the
     /// client gets `EIO` (never a short or long payload).
     pub fn data(self, data: &[u8]) {
+        self.data_cow(Cow::Borrowed(data));
+    }
+
+    /// As [`Reply::data`], handing over the buffer: a reply answered from another
+    /// thread than the connection's waits in a queue, and this spares the copy.
+    pub fn data_vec(self, data: Vec<u8>) {
+        self.data_cow(Cow::Owned(data));
+    }
+
+    fn data_cow(self, data: Cow<'_, [u8]>) {
         match self.read_length_bytes {
             Some(length) if length as usize == data.len() => self.send(0, data),
             _ => self.error(CommandError::Io),
@@ -135,12 +151,12 @@ impl Reply {
     }
 
     pub fn error(self, error: CommandError) {
-        self.send(error.errno(), &[]);
+        self.send(error.errno(), Cow::Borrowed(&[]));
     }
 
-    fn send(mut self, error: u32, data: &[u8]) {
+    fn send(mut self, error: u32, data: Cow<'_, [u8]>) {
         if let Some(channel) = self.channel.take() {
-            channel.send(self.handle, error, data);
+            channel.send(self.handle, error, data, self.held_bytes);
         }
     }
 }
@@ -148,7 +164,7 @@ impl Reply {
 impl Drop for Reply {
     fn drop(&mut self) {
         if let Some(channel) = self.channel.take() {
-            channel.send(self.handle, wire::EIO, &[]);
+            channel.send(self.handle, wire::EIO, Cow::Borrowed(&[]), self.held_bytes);
         }
     }
 }

@@ -11,8 +11,9 @@
 //!   `EXPORT_NAME`, `LIST`, `ABORT`; everything else refused with `REP_ERR_UNSUP` so
 //!   clients fall back; its state table is in the module doc).
 //! - [`transmission`]: request checks (in the order the module doc gives), `READ`,
-//!   `WRITE` (with `FUA`), `FLUSH`, `TRIM`, `WRITE_ZEROES`, `DISC`; simple replies,
-//!   sent in the order the backend answers.
+//!   `WRITE`, `FLUSH`, `TRIM`, `WRITE_ZEROES`, `DISC` (`FUA` on any of them when the
+//!   export advertises `SEND_FUA`); simple replies, sent in the order the backend
+//!   answers.
 //! - [`server`]: Unix or TCP listening, one thread per connection.
 //!
 //! **Invariants.**
@@ -22,8 +23,11 @@
 //! - Every request read is answered exactly once (a backend that drops its
 //!   [`Reply`] answers `EIO`), unless the connection is closed.
 //! - Every queue is bounded: options per negotiation, option and payload sizes,
-//!   requests in flight per connection, connections per server. A hostile client can
-//!   cost the server at most its bounds, and never stops it serving others.
+//!   requests in flight and payload bytes held per connection, connections per
+//!   server. A hostile client can cost the server at most its bounds.
+//! - No thread that serves several connections writes to a socket: a reply given by
+//!   another thread than the connection's reader goes through that connection's own
+//!   writer thread, so a client that stops reading stalls only itself.
 //!
 //! **What it does not do.** No structured replies, block status or meta contexts
 //! (refused, so clients use simple replies), no TLS, no `CACHE` or `RESIZE`, one
@@ -33,6 +37,7 @@ pub mod backend;
 pub mod negotiate;
 mod replies;
 pub mod server;
+mod stream;
 pub mod transmission;
 pub mod wire;
 

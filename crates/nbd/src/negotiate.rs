@@ -8,11 +8,12 @@
 //! | ClientFlags| known flags                             | Options                     |
 //! | ClientFlags| unknown flag bits                       | Closed (protocol says drop) |
 //! | Options    | `LIST`, `INFO`, unsupported option       | Options (after its replies) |
+//! | Options    | data over 16 KiB, up to 1 MiB (not `EXPORT_NAME`) | Options (data skipped, `REP_ERR_TOO_BIG`) |
 //! | Options    | `GO` on a known export                   | Transmission                |
 //! | Options    | `EXPORT_NAME` on a known export          | Transmission                |
 //! | Options    | `EXPORT_NAME` on an unknown export       | Closed (no reply exists)    |
 //! | Options    | `ABORT`                                  | Closed (after an ACK)       |
-//! | Options    | bad magic, option over the length limit, too many options, EOF | Closed |
+//! | Options    | bad magic, data over 1 MiB (`EXPORT_NAME`: over 16 KiB), too many options, EOF, deadline | Closed |
 //!
 //! Errors of the client's making that the protocol can express (an unknown export in
 //! `GO`, a malformed `INFO`) are answered with the matching `REP_ERR_*` and the
@@ -33,9 +34,14 @@ pub struct ExportInfo {
     pub max_block_bytes: u32,
 }
 
-/// Longest option payload read; longer ones close the connection (the protocol's
-/// strings are at most 4,096 bytes, so no honest option comes near this).
+/// Longest option payload read and answered (the protocol's strings are at most
+/// 4,096 bytes, so no honest option comes near this); a longer one is skipped and
+/// answered `REP_ERR_TOO_BIG`.
 pub const MAX_OPTION_BYTES: u32 = 16 * 1024;
+/// Longest option payload skipped; a longer one closes the connection. Skipping
+/// costs no memory, but gigabytes of it only tie up a connection slot, and the
+/// protocol lets a server drop what it considers a denial of service.
+pub const MAX_DISCARDED_OPTION_BYTES: u32 = 1024 * 1024;
 /// Options one connection may send before it must choose an export.
 pub const MAX_OPTIONS: usize = 256;
 
@@ -75,11 +81,30 @@ pub fn negotiate<S: Read + Write>(stream: &mut S, export: &ExportInfo) -> io::Re
             Ok(header) => header,
             Err(error) => return Ok(Outcome::Closed(format!("option header: {error}"))),
         };
-        if header.length_bytes > MAX_OPTION_BYTES {
+        // `EXPORT_NAME` has no error reply, and no export has so long a name.
+        let unanswerable =
+            header.option == OPT_EXPORT_NAME && header.length_bytes > MAX_OPTION_BYTES;
+        if header.length_bytes > MAX_DISCARDED_OPTION_BYTES || unanswerable {
             return Ok(Outcome::Closed(format!(
-                "option {} carries {} bytes, over the limit of {MAX_OPTION_BYTES}",
+                "option {} carries {} bytes, over the limit of {MAX_DISCARDED_OPTION_BYTES}",
                 header.option, header.length_bytes
             )));
+        }
+        if header.length_bytes > MAX_OPTION_BYTES {
+            // Skip the data without keeping it, so the stream stays in step and the
+            // client learns why; the negotiation deadline bounds the time this takes.
+            let length = header.length_bytes as u64;
+            let skipped = io::copy(&mut (&mut *stream).take(length), &mut io::sink())?;
+            if skipped < length {
+                return Err(io::ErrorKind::UnexpectedEof.into());
+            }
+            stream.write_all(&encode_option_reply(
+                header.option,
+                REP_ERR_TOO_BIG,
+                b"option data over 16 KiB",
+            ))?;
+            stream.flush()?;
+            continue;
         }
         let mut data = vec![0u8; header.length_bytes as usize];
         stream.read_exact(&mut data)?;

@@ -7,15 +7,16 @@
 
 use crate::backend::Backend;
 use crate::negotiate::{negotiate, ExportInfo, Outcome};
+use crate::stream::{Deadlined, PollingReader, Stream};
 use crate::transmission::{transmit, Ending, Limits};
 use crate::wire::*;
 use std::io;
-use std::net::{Shutdown, TcpListener, TcpStream};
+use std::net::{TcpListener, TcpStream};
 use std::os::unix::net::{UnixListener, UnixStream};
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 /// What a server offers and how much it allows.
 #[derive(Clone, Debug)]
@@ -23,9 +24,11 @@ pub struct ServerConfig {
     pub export_name: String,
     pub description: String,
     pub read_only: bool,
-    /// Connections served at once; more are closed at accept.
+    /// Connections served at once, idle ones included; more are closed at accept
+    /// (logged once each time the limit starts refusing).
     pub max_connections: usize,
-    /// A client must finish negotiation within this time.
+    /// A client must finish negotiation within this time, counted from accept (one
+    /// deadline for the whole handshake, not a timeout per read).
     pub negotiation_timeout: Duration,
     pub limits: Limits,
     /// After answering, keep polling the socket this long before sleeping in the
@@ -69,113 +72,13 @@ enum Listener {
     Tcp(TcpListener),
 }
 
-/// One accepted stream of either kind.
-enum Stream {
-    Unix(UnixStream),
-    Tcp(TcpStream),
-}
-
-impl Stream {
-    fn try_clone(&self) -> io::Result<Stream> {
-        Ok(match self {
-            Stream::Unix(stream) => Stream::Unix(stream.try_clone()?),
-            Stream::Tcp(stream) => Stream::Tcp(stream.try_clone()?),
-        })
-    }
-    fn set_read_timeout(&self, timeout: Option<Duration>) -> io::Result<()> {
-        match self {
-            Stream::Unix(stream) => stream.set_read_timeout(timeout),
-            Stream::Tcp(stream) => stream.set_read_timeout(timeout),
-        }
-    }
-    fn shutdown(&self) {
-        // Already closed by the peer is fine.
-        let _ = match self {
-            Stream::Unix(stream) => stream.shutdown(Shutdown::Both),
-            Stream::Tcp(stream) => stream.shutdown(Shutdown::Both),
-        };
-    }
-}
-
-impl std::os::fd::AsRawFd for Stream {
-    fn as_raw_fd(&self) -> std::os::fd::RawFd {
-        match self {
-            Stream::Unix(stream) => stream.as_raw_fd(),
-            Stream::Tcp(stream) => stream.as_raw_fd(),
-        }
-    }
-}
-
-/// Reads that poll (non-blocking receives) for a while before blocking; see
-/// [`ServerConfig::poll_before_sleep`].
-struct PollingReader {
-    stream: Stream,
-    poll: Duration,
-}
-
-impl io::Read for PollingReader {
-    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        use std::os::fd::AsRawFd;
-        if !self.poll.is_zero() && !buf.is_empty() {
-            let deadline = std::time::Instant::now() + self.poll;
-            loop {
-                // SAFETY: `buf` is a valid writable region of `buf.len()` bytes and
-                // the descriptor belongs to `self.stream` for the whole call.
-                let received = unsafe {
-                    libc::recv(
-                        self.stream.as_raw_fd(),
-                        buf.as_mut_ptr().cast(),
-                        buf.len(),
-                        libc::MSG_DONTWAIT,
-                    )
-                };
-                if received >= 0 {
-                    return Ok(received as usize);
-                }
-                let error = io::Error::last_os_error();
-                match error.kind() {
-                    io::ErrorKind::WouldBlock if std::time::Instant::now() < deadline => {
-                        std::hint::spin_loop()
-                    }
-                    io::ErrorKind::WouldBlock => break,
-                    io::ErrorKind::Interrupted => {}
-                    _ => return Err(error),
-                }
-            }
-        }
-        self.stream.read(buf)
-    }
-}
-
-impl io::Read for Stream {
-    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        match self {
-            Stream::Unix(stream) => stream.read(buf),
-            Stream::Tcp(stream) => stream.read(buf),
-        }
-    }
-}
-
-impl io::Write for Stream {
-    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-        match self {
-            Stream::Unix(stream) => stream.write(buf),
-            Stream::Tcp(stream) => stream.write(buf),
-        }
-    }
-    fn flush(&mut self) -> io::Result<()> {
-        match self {
-            Stream::Unix(stream) => stream.flush(),
-            Stream::Tcp(stream) => stream.flush(),
-        }
-    }
-}
-
 /// A running server: its address, and a way to stop it.
 pub struct ServerHandle {
     address: Address,
     stop: Arc<AtomicBool>,
     accept_thread: Option<std::thread::JoinHandle<()>>,
+    /// The Unix socket file this server created and its identity, removed at stop.
+    socket_file: Option<(PathBuf, (u64, u64))>,
 }
 
 impl ServerHandle {
@@ -183,7 +86,8 @@ impl ServerHandle {
     pub fn address(&self) -> &Address {
         &self.address
     }
-    /// Stops accepting; connections already open run to their end.
+    /// Stops accepting and removes the Unix socket file; connections already open
+    /// run to their end.
     pub fn stop(mut self) {
         self.stop_accepting();
     }
@@ -203,6 +107,15 @@ impl ServerHandle {
         if let Some(thread) = self.accept_thread.take() {
             let _ = thread.join();
         }
+        self.remove_socket_file();
+    }
+    fn remove_socket_file(&mut self) {
+        // Only the file this server bound: another server may have replaced it since.
+        if let Some((path, identity)) = self.socket_file.take() {
+            if file_identity(&path) == Some(identity) {
+                let _ = std::fs::remove_file(&path);
+            }
+        }
     }
 }
 
@@ -211,33 +124,79 @@ impl Drop for ServerHandle {
         if self.accept_thread.is_some() {
             self.stop_accepting();
         }
+        self.remove_socket_file();
     }
 }
 
-/// Binds a Unix socket at `path`. A socket file there that nobody listens on (left
-/// by a killed process) is replaced; one with a listener is an `AddrInUse` error.
+/// Binds a Unix socket at `path`. Only a socket file that nobody listens on (left
+/// by a killed process) is replaced; a socket with a listener is an `AddrInUse`
+/// error, and anything else at `path` (a regular file, a directory, a symbolic link)
+/// is an `AlreadyExists` error and is left untouched: the path may be a file the
+/// user cares about, even a member file of the array being served.
 pub fn bind_unix(path: &std::path::Path) -> io::Result<UnixListener> {
-    if path.exists() {
-        if UnixStream::connect(path).is_ok() {
+    use std::os::unix::fs::FileTypeExt;
+    // `symlink_metadata`: a link to a socket is still not ours to delete.
+    match std::fs::symlink_metadata(path) {
+        Err(error) if error.kind() == io::ErrorKind::NotFound => {}
+        Err(error) => return Err(error),
+        Ok(metadata) if !metadata.file_type().is_socket() => {
             return Err(io::Error::new(
-                io::ErrorKind::AddrInUse,
-                format!("{}: a server already listens there", path.display()),
-            ));
+                io::ErrorKind::AlreadyExists,
+                format!(
+                    "{} exists and is not a socket; refusing to replace it",
+                    path.display()
+                ),
+            ))
         }
-        std::fs::remove_file(path)?;
+        Ok(_) => match UnixStream::connect(path) {
+            Ok(_) => {
+                return Err(io::Error::new(
+                    io::ErrorKind::AddrInUse,
+                    format!("{}: a server already listens there", path.display()),
+                ))
+            }
+            // Refused: a socket file with no listener behind it, safe to replace.
+            Err(error) if error.kind() == io::ErrorKind::ConnectionRefused => {
+                std::fs::remove_file(path)?
+            }
+            Err(error) => {
+                return Err(io::Error::new(
+                    error.kind(),
+                    format!(
+                        "{}: cannot tell whether it is in use: {error}",
+                        path.display()
+                    ),
+                ))
+            }
+        },
     }
     UnixListener::bind(path)
 }
 
+/// The identity (device, inode) of the socket file a server bound, so that at stop
+/// it removes that file and not one someone else put there since.
+fn file_identity(path: &std::path::Path) -> Option<(u64, u64)> {
+    use std::os::unix::fs::MetadataExt;
+    std::fs::symlink_metadata(path)
+        .ok()
+        .map(|metadata| (metadata.dev(), metadata.ino()))
+}
+
 /// Binds `address` and serves `backend` from a thread of its own. A Unix socket path
-/// that exists is replaced only if nothing listens on it (a stale socket).
+/// that exists is replaced only if it is a socket nothing listens on (see
+/// [`bind_unix`]); the socket file is removed again when the server stops.
 pub fn start(
     address: &Address,
     backend: Arc<dyn Backend>,
     config: ServerConfig,
 ) -> io::Result<ServerHandle> {
+    let mut socket_file = None;
     let (listener, bound) = match address {
-        Address::Unix(path) => (Listener::Unix(bind_unix(path)?), address.clone()),
+        Address::Unix(path) => {
+            let listener = bind_unix(path)?;
+            socket_file = file_identity(path).map(|identity| (path.clone(), identity));
+            (Listener::Unix(listener), address.clone())
+        }
         Address::Tcp(socket_address) => {
             let listener = TcpListener::bind(socket_address)?;
             let local = listener.local_addr()?;
@@ -253,6 +212,7 @@ pub fn start(
         address: bound,
         stop,
         accept_thread: Some(accept_thread),
+        socket_file,
     })
 }
 
@@ -263,6 +223,8 @@ fn accept_loop(
     stop: &AtomicBool,
 ) {
     let open = Arc::new(AtomicUsize::new(0));
+    // Whether the last client was refused for the connection limit (and logged).
+    let mut refusing = false;
     loop {
         let accepted = match &listener {
             Listener::Unix(listener) => listener.accept().map(|(stream, _)| Stream::Unix(stream)),
@@ -285,9 +247,22 @@ fn accept_loop(
         };
         if open.fetch_add(1, Ordering::SeqCst) >= config.max_connections {
             open.fetch_sub(1, Ordering::SeqCst);
+            // The protocol has no "server full" message: the client sees the
+            // connection close before the greeting. Say why here, once per spell of
+            // refusals (not once per client, which a client retrying in a loop would
+            // turn into a flood).
+            if !refusing {
+                eprintln!(
+                    "nbd: connection limit reached ({} connections open): refusing new \
+                     clients until one closes",
+                    config.max_connections
+                );
+                refusing = true;
+            }
             stream.shutdown();
             continue;
         }
+        refusing = false;
         let backend = Arc::clone(&backend);
         let config = config.clone();
         let open = Arc::clone(&open);
@@ -332,8 +307,11 @@ fn serve_connection(
         preferred_block_bytes: 4096,
         max_block_bytes: config.limits.max_payload_bytes,
     };
-    stream.set_read_timeout(Some(config.negotiation_timeout))?;
-    let outcome = match negotiate(&mut stream, &export) {
+    let mut deadlined = Deadlined {
+        stream: &mut stream,
+        deadline: Instant::now() + config.negotiation_timeout,
+    };
+    let outcome = match negotiate(&mut deadlined, &export) {
         Ok(outcome) => outcome,
         Err(error) => Outcome::Closed(format!("negotiation: {error}")),
     };
@@ -342,6 +320,7 @@ fn serve_connection(
         return Ok(());
     }
     stream.set_read_timeout(None)?;
+    stream.set_write_timeout(None)?;
     let backend: Arc<dyn Backend> = if config.read_only {
         Arc::new(crate::ReadOnly(backend))
     } else {
@@ -352,7 +331,13 @@ fn serve_connection(
         stream,
         poll: config.poll_before_sleep,
     };
-    let ending = transmit(&mut reader, writer, &backend, config.limits);
+    let ending = transmit(
+        &mut reader,
+        writer,
+        &backend,
+        config.limits,
+        export.transmission_flags,
+    );
     reader.stream.shutdown();
     match ending {
         Ok(Ending::Violation(why)) => {

@@ -1,7 +1,10 @@
 //! The transmission phase of one connection: a reader that checks each request and
 //! hands it to the [`Backend`]; replies leave in the order the backend answers them
-//! (out of order when the backend answers out of order), written by the answering
-//! thread.
+//! (out of order when the backend answers out of order), written by the reader when
+//! the backend answers at once and by the connection's own writer thread when another
+//! thread answers (see `replies`). The reader stops reading while the connection is
+//! at its bound of requests in flight or of payload bytes held
+//! ([`Limits::max_held_bytes`]).
 //!
 //! Request checks, in order (the first that fails decides):
 //! 1. bad magic: the stream cannot be trusted; the connection closes.
@@ -9,7 +12,10 @@
 //!    the connection closes (the protocol allows it) and nothing is written.
 //! 3. a write's payload is read whole; a client that disconnects mid-payload has
 //!    nothing of it written.
-//! 4. unknown flag bits, or a flag the command does not take: `EINVAL`.
+//! 4. unknown flag bits, or a flag the command does not take: `EINVAL`. `FUA` is
+//!    taken by every command when the export advertises `SEND_FUA` (the protocol
+//!    says the server MUST then accept it anywhere; it means nothing to a read, and
+//!    a flush already is one), and by none when it does not.
 //! 5. zero length, a read over the limit: `EINVAL`; a range past the end: `ENOSPC`
 //!    for writes and write-zeroes, `EINVAL` for reads and trims; a flush with a range:
 //!    `EINVAL`.
@@ -30,6 +36,11 @@ pub struct Limits {
     pub max_payload_bytes: u32,
     /// Requests read and not yet answered, per connection.
     pub max_in_flight: usize,
+    /// Payload bytes a connection may hold before it stops reading requests: read
+    /// data not yet sent and write data not yet answered. The request read last may
+    /// pass it by its own payload, so a connection holds less than this plus
+    /// `max_payload_bytes`.
+    pub max_held_bytes: u64,
 }
 
 impl Default for Limits {
@@ -37,6 +48,9 @@ impl Default for Limits {
         Limits {
             max_payload_bytes: 32 * 1024 * 1024,
             max_in_flight: 128,
+            // 128 requests of 32 MiB would be 4 GiB held by one connection (read
+            // data waiting for the drive model): bound the bytes too.
+            max_held_bytes: 32 * 1024 * 1024,
         }
     }
 }
@@ -53,52 +67,96 @@ pub enum Ending {
 }
 
 /// Serves requests from `reader` until the connection ends; replies go to `writer`
-/// (see `replies` for who writes and when). Returns once every reply was sent or
-/// dropped.
+/// (see `replies` for who writes and when). `transmission_flags` are the flags the
+/// export advertised (they decide which command flags are valid). Returns once every
+/// reply was sent or dropped.
 pub fn transmit<R, W>(
     reader: R,
     writer: W,
     backend: &Arc<dyn Backend>,
     limits: Limits,
+    transmission_flags: u16,
 ) -> io::Result<Ending>
 where
     R: Read,
     W: Write + Send + 'static,
 {
-    let replies = Arc::new(ConnectionReplies::new(writer, limits.max_in_flight));
+    let replies = Arc::new(ConnectionReplies::new(
+        writer,
+        limits.max_in_flight,
+        limits.max_held_bytes,
+    ));
     let channel: Arc<dyn ReplyChannel> = replies.clone();
     let mut reader = BufReader::with_capacity(256 * 1024, reader);
-    let ending = loop {
-        // About to block (no buffered input, or no free slot): send what is buffered.
+    let outcome = std::thread::scope(|scope| {
+        // Writes the replies other threads give (see `replies`).
+        std::thread::Builder::new()
+            .name("nbd-replies".into())
+            .spawn_scoped(scope, || replies.write_queued())?;
+        let read = read_requests(
+            &mut reader,
+            &replies,
+            &channel,
+            backend,
+            limits,
+            transmission_flags,
+        );
+        // Every reply was written or dropped: the writer thread can end.
+        replies.in_flight.wait_empty();
+        replies.close();
+        read
+    });
+    let ending = outcome?;
+    replies.flush();
+    match replies.take_failure() {
+        Some(error) if !is_hang_up(error.kind()) => Err(error),
+        _ => Ok(ending),
+    }
+}
+
+/// The reader's loop: reads, checks and submits requests until the stream ends.
+fn read_requests<R: Read, W: Write + Send + 'static>(
+    reader: &mut BufReader<R>,
+    replies: &ConnectionReplies<W>,
+    channel: &Arc<dyn ReplyChannel>,
+    backend: &Arc<dyn Backend>,
+    limits: Limits,
+    transmission_flags: u16,
+) -> io::Result<Ending> {
+    loop {
+        // About to block (no buffered input, or no room in flight): send what is
+        // buffered.
         if reader.buffer().is_empty() || replies.in_flight.is_full() {
             replies.flush();
         }
         replies.in_flight.acquire();
-        match next_request(&mut reader, limits) {
+        match next_request(reader, limits) {
             Ok(Next::Request(header, payload)) => {
                 let read_length = (header.command == CMD_READ).then_some(header.length_bytes);
-                let reply = Reply::new(header.handle, read_length, Arc::clone(&channel));
-                match check(&header, payload, backend.size_bytes(), limits) {
+                let size_bytes = backend.size_bytes();
+                let checked = check(&header, payload, size_bytes, limits, transmission_flags);
+                // The bytes this request keeps in memory until its reply is written.
+                let held_bytes = match &checked {
+                    Ok(Command::Read { length_bytes, .. }) => *length_bytes as u64,
+                    Ok(Command::Write { data, .. }) => data.len() as u64,
+                    _ => 0,
+                };
+                replies.in_flight.hold(held_bytes);
+                let reply = Reply::new(header.handle, read_length, held_bytes, Arc::clone(channel));
+                match checked {
                     Ok(command) => backend.submit(command, reply),
                     Err(error) => reply.error(error),
                 }
             }
             Ok(Next::End(ending)) => {
-                replies.in_flight.release();
-                break ending;
+                replies.in_flight.release(0);
+                return Ok(ending);
             }
             Err(error) => {
-                replies.in_flight.release();
-                replies.in_flight.wait_empty();
+                replies.in_flight.release(0);
                 return Err(error);
             }
         }
-    };
-    replies.in_flight.wait_empty();
-    replies.flush();
-    match replies.take_failure() {
-        Some(error) if !is_hang_up(error.kind()) => Err(error),
-        _ => Ok(ending),
     }
 }
 
@@ -161,17 +219,23 @@ fn closed_or(error: io::Error) -> io::Result<Ending> {
     }
 }
 
-/// Checks one request against the export (see the module doc) and builds its command.
+/// Checks one request against the export (see the module doc) and builds its
+/// command; `transmission_flags` are the export's advertised flags.
 pub fn check(
     header: &RequestHeader,
     payload: Option<Vec<u8>>,
     size_bytes: u64,
     limits: Limits,
+    transmission_flags: u16,
 ) -> Result<Command, CommandError> {
+    let fua = if transmission_flags & FLAG_SEND_FUA != 0 {
+        CMD_FLAG_FUA
+    } else {
+        0
+    };
     let allowed_flags = match header.command {
-        CMD_WRITE | CMD_TRIM => CMD_FLAG_FUA,
-        CMD_WRITE_ZEROES => CMD_FLAG_FUA | CMD_FLAG_NO_HOLE,
-        _ => 0,
+        CMD_WRITE_ZEROES => fua | CMD_FLAG_NO_HOLE,
+        _ => fua,
     };
     if header.flags & !allowed_flags != 0 {
         return Err(CommandError::Invalid);

@@ -4,6 +4,8 @@
 //! others, answers each malformed request as the protocol says, and writes nothing
 //! that was not asked for by a complete, valid write request.
 
+mod common;
+use common::*;
 use proptest::prelude::*;
 use spinstack_nbd::negotiate::{negotiate, ExportInfo};
 use spinstack_nbd::transmission::{transmit, Limits};
@@ -72,6 +74,7 @@ fn limits() -> Limits {
     Limits {
         max_payload_bytes: 64 * 1024,
         max_in_flight: 4,
+        max_held_bytes: 256 * 1024,
     }
 }
 
@@ -90,8 +93,10 @@ impl Write for SharedSink {
 
 /// The writes a correct server must apply for `stream`: walks requests in order and
 /// stops where the server must stop (bad magic, `DISC`, an oversized write, a
-/// truncated payload or header).
-fn reference_writes(stream: &[u8], limits: Limits) -> Vec<(u64, Vec<u8>)> {
+/// truncated payload or header). `FUA` is a valid write flag only when `send_fua`
+/// (the export advertises `SEND_FUA`).
+fn reference_writes(stream: &[u8], limits: Limits, send_fua: bool) -> Vec<(u64, Vec<u8>)> {
+    let valid_flags = if send_fua { CMD_FLAG_FUA } else { 0 };
     let mut writes = Vec::new();
     let mut at = 0;
     while let Some(bytes) = stream.get(at..at + REQUEST_HEADER_BYTES) {
@@ -116,22 +121,11 @@ fn reference_writes(stream: &[u8], limits: Limits) -> Vec<(u64, Vec<u8>)> {
             .offset_bytes
             .checked_add(header.length_bytes as u64)
             .is_some_and(|end| end <= SIZE_BYTES);
-        if header.flags & !CMD_FLAG_FUA == 0 && header.length_bytes > 0 && inside {
+        if header.flags & !valid_flags == 0 && header.length_bytes > 0 && inside {
             writes.push((header.offset_bytes, payload.to_vec()));
         }
     }
     writes
-}
-
-fn request(command: u16, flags: u16, handle: u64, offset_bytes: u64, length_bytes: u32) -> Vec<u8> {
-    encode_request_header(&RequestHeader {
-        flags,
-        command,
-        handle,
-        offset_bytes,
-        length_bytes,
-    })
-    .to_vec()
 }
 
 /// A stream of plausible requests: writes (some past the end, some with bad flags),
@@ -164,6 +158,7 @@ proptest! {
         mut stream in plausible_stream(),
         flips in proptest::collection::vec((any::<usize>(), any::<u8>()), 0..4),
         cut in any::<usize>(),
+        send_fua in any::<bool>(),
     ) {
         for (at, value) in flips {
             if !stream.is_empty() {
@@ -177,9 +172,10 @@ proptest! {
         let backend = Arc::new(LoggingMemory::default());
         let dyn_backend: Arc<dyn Backend> = backend.clone();
         let sink = SharedSink::default();
-        transmit(Cursor::new(stream.clone()), sink, &dyn_backend, limits()).unwrap();
+        let flags = if send_fua { FLAG_HAS_FLAGS | FLAG_SEND_FUA } else { FLAG_HAS_FLAGS };
+        transmit(Cursor::new(stream.clone()), sink, &dyn_backend, limits(), flags).unwrap();
         let got = backend.writes.lock().unwrap().clone();
-        prop_assert_eq!(got, reference_writes(&stream, limits()));
+        prop_assert_eq!(got, reference_writes(&stream, limits(), send_fua));
     }
 
     /// Arbitrary bytes through negotiation never panic or hang.
@@ -218,6 +214,19 @@ fn server(
     std::path::PathBuf,
     Arc<LoggingMemory>,
 ) {
+    server_with(name, false)
+}
+
+/// A server over a fresh memory export; `read_only` exports do not advertise
+/// `SEND_FUA`, writable ones do.
+fn server_with(
+    name: &str,
+    read_only: bool,
+) -> (
+    spinstack_nbd::ServerHandle,
+    std::path::PathBuf,
+    Arc<LoggingMemory>,
+) {
     let dir = std::env::temp_dir().join(format!("spinstack-nbd-{name}-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
@@ -225,64 +234,11 @@ fn server(
     let backend = Arc::new(LoggingMemory::default());
     let config = ServerConfig {
         limits: limits(),
+        read_only,
         ..ServerConfig::default()
     };
     let handle = start(&Address::Unix(path.clone()), backend.clone(), config).unwrap();
     (handle, path, backend)
-}
-
-fn read_n(stream: &mut UnixStream, n: usize) -> Vec<u8> {
-    let mut buf = vec![0u8; n];
-    stream.read_exact(&mut buf).unwrap();
-    buf
-}
-
-/// Connects and negotiates with `GO` on the default export.
-fn connect_go(path: &std::path::Path) -> UnixStream {
-    let mut stream = UnixStream::connect(path).unwrap();
-    let greeting = read_n(&mut stream, 18);
-    assert_eq!(&greeting[0..8], &INIT_MAGIC.to_be_bytes());
-    stream
-        .write_all(&(CLIENT_FIXED_NEWSTYLE | CLIENT_NO_ZEROES).to_be_bytes())
-        .unwrap();
-    send_option(&mut stream, OPT_GO, &[0, 0, 0, 0, 0, 0]);
-    loop {
-        let (reply_type, _) = option_reply(&mut stream);
-        if reply_type == REP_ACK {
-            return stream;
-        }
-        assert_eq!(reply_type, REP_INFO);
-    }
-}
-
-fn send_option(stream: &mut UnixStream, option: u32, data: &[u8]) {
-    let mut bytes = OPTION_MAGIC.to_be_bytes().to_vec();
-    bytes.extend_from_slice(&option.to_be_bytes());
-    bytes.extend_from_slice(&(data.len() as u32).to_be_bytes());
-    bytes.extend_from_slice(data);
-    stream.write_all(&bytes).unwrap();
-}
-
-fn option_reply(stream: &mut UnixStream) -> (u32, Vec<u8>) {
-    let header = read_n(stream, 20);
-    assert_eq!(&header[0..8], &OPTION_REPLY_MAGIC.to_be_bytes());
-    let reply_type = u32::from_be_bytes(header[12..16].try_into().unwrap());
-    let length = u32::from_be_bytes(header[16..20].try_into().unwrap());
-    (reply_type, read_n(stream, length as usize))
-}
-
-fn simple_reply(stream: &mut UnixStream) -> (u32, u64) {
-    let reply = read_n(stream, 16);
-    assert_eq!(&reply[0..4], &SIMPLE_REPLY_MAGIC.to_be_bytes());
-    (
-        u32::from_be_bytes(reply[4..8].try_into().unwrap()),
-        u64::from_be_bytes(reply[8..16].try_into().unwrap()),
-    )
-}
-
-fn closed(stream: &mut UnixStream) -> bool {
-    let mut byte = [0u8; 1];
-    matches!(stream.read(&mut byte), Ok(0) | Err(_))
 }
 
 /// Options the server does not know or cannot honour are refused with the right
@@ -377,7 +333,7 @@ fn invalid_requests_get_their_errors() {
     let cases: Vec<(Vec<u8>, u32)> = vec![
         (request(CMD_READ, 0, 1, SIZE_BYTES - 512, 1024), EINVAL),
         (request(CMD_READ, 0, 2, 0, 1 << 20), EINVAL), // over the payload limit
-        (request(CMD_READ, CMD_FLAG_FUA, 3, 0, 512), EINVAL),
+        (request(CMD_READ, CMD_FLAG_NO_HOLE, 3, 0, 512), EINVAL),
         (request(CMD_TRIM, 0, 4, u64::MAX - 10, 512), EINVAL),
         (request(CMD_FLUSH, 0, 5, 0, 512), EINVAL),
         (request(77, 0, 6, 0, 512), EINVAL),
@@ -402,4 +358,47 @@ fn invalid_requests_get_their_errors() {
     );
     stream.write_all(&request(CMD_DISC, 0, 10, 0, 0)).unwrap();
     assert!(closed(&mut stream));
+}
+
+// Guards finding NBD-F3 (2026-11-28): `FUA` on `READ` and `FLUSH` was refused with
+// `EINVAL` although the export advertises `SEND_FUA`, where the protocol says the
+// server MUST accept the bit on every command. Proves every command with `FUA` is
+// accepted on such an export (a read still returns its data), and that an export
+// without `SEND_FUA` (read-only) still refuses the bit.
+#[test]
+fn fua_is_accepted_on_every_command_exactly_when_advertised() {
+    let (_server, path, backend) = server_with("fua", false);
+    let mut stream = connect_go(&path);
+    let mut write = request(CMD_WRITE, CMD_FLAG_FUA, 1, 0, 3);
+    write.extend_from_slice(b"xyz");
+    stream.write_all(&write).unwrap();
+    assert_eq!(simple_reply(&mut stream), (0, 1));
+    stream
+        .write_all(&request(CMD_READ, CMD_FLAG_FUA, 2, 0, 3))
+        .unwrap();
+    assert_eq!(simple_reply(&mut stream), (0, 2));
+    assert_eq!(read_n(&mut stream, 3), b"xyz");
+    for (command, handle, length) in [
+        (CMD_TRIM, 3, 512),
+        (CMD_WRITE_ZEROES, 4, 512),
+        (CMD_FLUSH, 5, 0),
+    ] {
+        stream
+            .write_all(&request(command, CMD_FLAG_FUA, handle, 0, length))
+            .unwrap();
+        assert_eq!(simple_reply(&mut stream), (0, handle));
+    }
+    assert_eq!(backend.writes.lock().unwrap().len(), 1);
+
+    let (_server, path, _) = server_with("nofua", true);
+    let mut stream = connect_go(&path);
+    for (command, handle) in [(CMD_READ, 7), (CMD_FLUSH, 8)] {
+        let length = if command == CMD_READ { 512 } else { 0 };
+        stream
+            .write_all(&request(command, CMD_FLAG_FUA, handle, 0, length))
+            .unwrap();
+        assert_eq!(simple_reply(&mut stream), (EINVAL, handle));
+    }
+    stream.write_all(&request(CMD_READ, 0, 9, 0, 512)).unwrap();
+    assert_eq!(simple_reply(&mut stream), (0, 9));
 }

@@ -112,7 +112,8 @@ impl<S: BlockStore + Send + 'static> StoreBackend<S> {
         self.pacer.as_ref()
     }
 
-    /// Response times from request read to reply handed to the connection's writer.
+    /// Response times from request read to reply handed to the connection (written
+    /// at once, or queued for its writer thread when the pacer releases it).
     pub fn latency(&self) -> LatencySummary {
         self.latency
             .lock()
@@ -296,7 +297,9 @@ impl<S: BlockStore + Send + 'static> Backend for StoreBackend<S> {
             let outcome = self.execute(&command, &mut buffer);
             if let Err(error) = &outcome {
                 self.store_errors.fetch_add(1, Ordering::Relaxed);
-                eprintln!("serve: {} failed: {error}", name(&command));
+                if let Some(line) = failure_log_line(&command, error) {
+                    eprintln!("{line}");
+                }
             }
             let is_read = matches!(command, Command::Read { .. });
             match &self.pacer {
@@ -315,7 +318,13 @@ impl<S: BlockStore + Send + 'static> Backend for StoreBackend<S> {
                         sectors,
                         force_unit_access,
                         release: Box::new(move || {
-                            answer(reply, Ok(is_read.then_some(&data[..])));
+                            // The buffer goes with the reply: it may wait in the
+                            // connection's queue, and a move spares a copy there.
+                            if is_read {
+                                reply.data_vec(data);
+                            } else {
+                                reply.ok();
+                            }
                             record(&latency, received);
                         }),
                     });
@@ -333,6 +342,27 @@ impl<S: BlockStore + Send + 'static> Backend for StoreBackend<S> {
 thread_local! {
     /// Each connection thread's read buffer, reused from request to request.
     static READ_BUFFER: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
+    /// Whether this connection thread already said it refuses requests at shutdown.
+    static SHUTDOWN_LOGGED: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// The log line for a failed command, or `None` when it would repeat one: a client
+/// streaming requests during shutdown gets hundreds of `ESHUTDOWN` replies a second,
+/// and one line per connection says all there is. `submit` runs on the connection's
+/// own reader thread (one thread per connection, never reused), so a thread-local
+/// flag is a per-connection one.
+fn failure_log_line(command: &Command, failure: &Failure) -> Option<String> {
+    if let Failure::ShutDown = failure {
+        if SHUTDOWN_LOGGED.with(|logged| logged.replace(true)) {
+            return None;
+        }
+        return Some(format!(
+            "serve: {} failed: {failure}; refusing this connection's further requests \
+             without logging each",
+            name(command)
+        ));
+    }
+    Some(format!("serve: {} failed: {failure}", name(command)))
 }
 
 fn answer(reply: Reply, outcome: Result<Option<&[u8]>, &Failure>) {
@@ -430,6 +460,25 @@ mod tests {
             std::thread::sleep(Duration::from_millis(10));
         }
         pacer.snapshot().failed_members
+    }
+
+    // Guards finding NBD-F7 (2026-11-28): at shutdown the server logged one line
+    // per refused request (504 lines in a second for one streaming client). Proves
+    // one connection thread logs the refusal once, another connection logs its own
+    // once, and store errors are still logged every time.
+    #[test]
+    fn shutdown_refusals_are_logged_once_per_connection() {
+        let write = Command::Flush;
+        let lines: Vec<_> = (0..3)
+            .map(|_| failure_log_line(&write, &Failure::ShutDown))
+            .collect();
+        assert!(lines[0].is_some() && lines[1].is_none() && lines[2].is_none());
+        let other_connection =
+            std::thread::spawn(move || failure_log_line(&Command::Flush, &Failure::ShutDown));
+        assert!(other_connection.join().unwrap().is_some());
+        let store_error = || Failure::Store(StoreError::Failed { operation: "write" });
+        assert!(failure_log_line(&write, &store_error()).is_some());
+        assert!(failure_log_line(&write, &store_error()).is_some());
     }
 
     // Proves the pacing model follows member failures that do not come through the

@@ -26,6 +26,9 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 /// Sends a held reply; called by the pacer thread at the model's completion time.
+/// It must not block: a reply answered from this thread is only queued for its
+/// connection's writer thread (see `spinstack-nbd`), so a client that stops reading
+/// cannot stall the pacer and with it every other connection.
 pub type Release = Box<dyn FnOnce() + Send>;
 
 /// One request for the model.

@@ -100,4 +100,25 @@ impl NbdClient {
         self.stream.read_exact(&mut data)?;
         Ok(data)
     }
+
+    /// Gives up on a reply after `timeout` (reads then fail with `WouldBlock`).
+    pub fn set_read_timeout(&self, timeout: std::time::Duration) -> io::Result<()> {
+        self.stream.set_read_timeout(Some(timeout))
+    }
+
+    /// Sends reads of `length` bytes at `offset` without waiting for their replies
+    /// (a client that pipelines and then stops reading).
+    pub fn send_reads(&mut self, count: u32, offset: u64, length: u32) -> io::Result<()> {
+        let mut bytes = Vec::with_capacity(28 * count as usize);
+        for _ in 0..count {
+            bytes.extend_from_slice(&0x2560_9513u32.to_be_bytes());
+            bytes.extend_from_slice(&0u16.to_be_bytes()); // flags
+            bytes.extend_from_slice(&0u16.to_be_bytes()); // READ
+            bytes.extend_from_slice(&self.next_handle.to_be_bytes());
+            bytes.extend_from_slice(&offset.to_be_bytes());
+            bytes.extend_from_slice(&length.to_be_bytes());
+            self.next_handle += 1;
+        }
+        self.stream.write_all(&bytes)
+    }
 }

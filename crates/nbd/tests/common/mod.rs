@@ -1,0 +1,78 @@
+#![allow(dead_code)] // each test binary uses a subset of the helpers
+//! A raw client for the scripted tests: requests built byte by byte, negotiation by
+//! hand, replies read and checked field by field.
+
+use spinstack_nbd::wire::*;
+use std::io::{Read, Write};
+use std::os::unix::net::UnixStream;
+
+pub fn request(
+    command: u16,
+    flags: u16,
+    handle: u64,
+    offset_bytes: u64,
+    length_bytes: u32,
+) -> Vec<u8> {
+    encode_request_header(&RequestHeader {
+        flags,
+        command,
+        handle,
+        offset_bytes,
+        length_bytes,
+    })
+    .to_vec()
+}
+
+pub fn read_n(stream: &mut UnixStream, n: usize) -> Vec<u8> {
+    let mut buf = vec![0u8; n];
+    stream.read_exact(&mut buf).unwrap();
+    buf
+}
+
+/// Connects and negotiates with `GO` on the default export.
+pub fn connect_go(path: &std::path::Path) -> UnixStream {
+    let mut stream = UnixStream::connect(path).unwrap();
+    let greeting = read_n(&mut stream, 18);
+    assert_eq!(&greeting[0..8], &INIT_MAGIC.to_be_bytes());
+    stream
+        .write_all(&(CLIENT_FIXED_NEWSTYLE | CLIENT_NO_ZEROES).to_be_bytes())
+        .unwrap();
+    send_option(&mut stream, OPT_GO, &[0, 0, 0, 0, 0, 0]);
+    loop {
+        let (reply_type, _) = option_reply(&mut stream);
+        if reply_type == REP_ACK {
+            return stream;
+        }
+        assert_eq!(reply_type, REP_INFO);
+    }
+}
+
+pub fn send_option(stream: &mut UnixStream, option: u32, data: &[u8]) {
+    let mut bytes = OPTION_MAGIC.to_be_bytes().to_vec();
+    bytes.extend_from_slice(&option.to_be_bytes());
+    bytes.extend_from_slice(&(data.len() as u32).to_be_bytes());
+    bytes.extend_from_slice(data);
+    stream.write_all(&bytes).unwrap();
+}
+
+pub fn option_reply(stream: &mut UnixStream) -> (u32, Vec<u8>) {
+    let header = read_n(stream, 20);
+    assert_eq!(&header[0..8], &OPTION_REPLY_MAGIC.to_be_bytes());
+    let reply_type = u32::from_be_bytes(header[12..16].try_into().unwrap());
+    let length = u32::from_be_bytes(header[16..20].try_into().unwrap());
+    (reply_type, read_n(stream, length as usize))
+}
+
+pub fn simple_reply(stream: &mut UnixStream) -> (u32, u64) {
+    let reply = read_n(stream, 16);
+    assert_eq!(&reply[0..4], &SIMPLE_REPLY_MAGIC.to_be_bytes());
+    (
+        u32::from_be_bytes(reply[4..8].try_into().unwrap()),
+        u64::from_be_bytes(reply[8..16].try_into().unwrap()),
+    )
+}
+
+pub fn closed(stream: &mut UnixStream) -> bool {
+    let mut byte = [0u8; 1];
+    matches!(stream.read(&mut byte), Ok(0) | Err(_))
+}
