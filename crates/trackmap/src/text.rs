@@ -56,7 +56,7 @@ impl TrackMap {
     }
 
     /// Read the map in the file at `path` (a regular file of at most
-    /// [`MAP_FILE_BYTES_MAX`] bytes); errors name the file as `path` shows.
+    /// `MAP_FILE_BYTES_MAX`, 1 GiB); errors name the file as `path` shows.
     pub fn read(path: &Path) -> Result<TrackMap, MapError> {
         let text = spinstack_sim::input_file::read_bounded_text(path, MAP_FILE_BYTES_MAX).map_err(
             |problem| MapError {
