@@ -12,12 +12,10 @@
 
 mod common;
 
-use common::{assert_matches, random_writes, spec, temp_dir, Model, Rng};
-use spinstack_array::superblock::{newest, slot_sector, SLOT_BYTES};
+use common::{assert_matches, edit_newest_slot, random_writes, spec, temp_dir, Model, Rng};
 use spinstack_array::{inspect, member_path, Array, Level};
 use spinstack_sim::units::Lbn;
 use spinstack_store::BlockStore;
-use std::os::unix::fs::FileExt;
 use std::path::Path;
 
 /// Cuts member `member`'s file to `keep_bytes` (as `truncate -s` would, under the
@@ -99,18 +97,12 @@ fn a_member_file_cut_short_is_failed_on_write_and_flush() {
 /// (at rest), as a read error corrected on it would have: a regular file cannot be
 /// made to return one here (see the module doc).
 fn set_corrected(dir: &Path, member: u32, sectors: u64) {
-    let path = member_path(dir, member);
-    let file = std::fs::OpenOptions::new()
-        .read(true)
-        .write(true)
-        .open(&path)
-        .unwrap();
-    let mut head = vec![0u8; 2 * SLOT_BYTES];
-    file.read_exact_at(&mut head, 0).unwrap();
-    let mut block = newest(&head).unwrap();
-    block.corrected_read_sectors = sectors;
-    let at_bytes = slot_sector(block.generation) * 512;
-    file.write_all_at(&block.encode(), at_bytes).unwrap();
+    edit_newest_slot(
+        dir,
+        member,
+        |block| block.corrected_read_sectors = sectors,
+        |_| {},
+    );
 }
 
 // Proves each member file's count of corrected read sectors is read from its

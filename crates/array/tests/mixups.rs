@@ -4,11 +4,8 @@
 
 mod common;
 
-use common::{spec, temp_dir};
-use spinstack_array::superblock::{newest, slot_sector, Superblock, SLOT_BYTES};
+use common::{edit_newest_slot, spec, temp_dir};
 use spinstack_array::{inspect, member_path, Array, Level};
-use spinstack_store::intent::crc32c;
-use std::os::unix::fs::FileExt;
 use std::path::Path;
 
 fn closed_array(name: &str, level: Level, members: u32) -> std::path::PathBuf {
@@ -25,32 +22,6 @@ fn open_error(dir: &Path) -> String {
         Ok(_) => panic!("{} opened", dir.display()),
         Err(error) => error.to_string(),
     }
-}
-
-/// Rewrites member `member`'s newest superblock slot: `edit` changes the decoded
-/// superblock, `raw` the encoded bytes, and the checksum is made valid again.
-fn edit_newest_slot(
-    dir: &Path,
-    member: u32,
-    edit: impl FnOnce(&mut Superblock),
-    raw: impl FnOnce(&mut [u8]),
-) {
-    let path = member_path(dir, member);
-    let file = std::fs::OpenOptions::new()
-        .read(true)
-        .write(true)
-        .open(&path)
-        .unwrap();
-    let mut head = vec![0u8; 2 * SLOT_BYTES];
-    file.read_exact_at(&mut head, 0).unwrap();
-    let mut block = newest(&head).unwrap();
-    edit(&mut block);
-    let mut slot = block.encode();
-    raw(&mut slot);
-    let checksum = crc32c(&slot[..SLOT_BYTES - 4]);
-    slot[SLOT_BYTES - 4..].copy_from_slice(&checksum.to_le_bytes());
-    file.write_all_at(&slot, slot_sector(block.generation) * 512)
-        .unwrap();
 }
 
 // Guards finding V6 (2026-11-28): a foreign member file with a higher generation than

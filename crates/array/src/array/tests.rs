@@ -13,6 +13,19 @@ fn temp_dir(name: &str) -> PathBuf {
     dir
 }
 
+/// An array of `members` members of 256 sectors at `level`, with no buffer.
+fn spec(level: Level, members: u32, chunk: Option<Sectors>) -> ArraySpec {
+    ArraySpec {
+        level,
+        members,
+        member_size: Sectors(256),
+        chunk,
+        disks: Vec::new(),
+        buffer: None,
+        track_units: None,
+    }
+}
+
 // Proves a member the volume fails by itself on the data path is in the
 // superblocks when the request returns, before any flush, so a crash right after
 // a write acknowledged degraded finds the member failed, not back as active with
@@ -23,15 +36,7 @@ fn temp_dir(name: &str) -> PathBuf {
 #[test]
 fn a_member_failed_on_the_data_path_is_recorded_before_the_request_returns() {
     let dir = temp_dir("record-at-once");
-    let spec = ArraySpec {
-        level: Level::Raid5,
-        members: 4,
-        member_size: Sectors(256),
-        chunk: Some(Sectors(16)),
-        disks: Vec::new(),
-        buffer: None,
-        track_units: None,
-    };
+    let spec = spec(Level::Raid5, 4, Some(Sectors(16)));
     let mut array = Array::create(&dir, &spec).unwrap();
     array.engine.volume_mut().fail_member(2).unwrap();
     array.write(Lbn(0), &[7u8; 4096]).unwrap();
@@ -55,15 +60,7 @@ fn a_member_failed_on_the_data_path_is_recorded_before_the_request_returns() {
 #[test]
 fn a_member_failed_by_a_maintenance_flush_is_recorded() {
     let dir = temp_dir("maintenance-flush");
-    let spec = ArraySpec {
-        level: Level::Raid1,
-        members: 3,
-        member_size: Sectors(256),
-        chunk: None,
-        disks: Vec::new(),
-        buffer: None,
-        track_units: None,
-    };
+    let spec = spec(Level::Raid1, 3, None);
     let mut array = Array::create(&dir, &spec).unwrap();
     array.fail_member(0).unwrap();
     array.engine.volume_mut().fail_member(2).unwrap();

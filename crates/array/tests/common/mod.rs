@@ -76,3 +76,30 @@ pub fn assert_matches(array: &mut Array, model: &Model, seed: u64) {
         );
     }
 }
+
+/// Rewrites member `member`'s newest superblock slot: `edit` changes the decoded
+/// superblock, `raw` the encoded bytes, and the checksum is made valid again.
+pub fn edit_newest_slot(
+    dir: &std::path::Path,
+    member: u32,
+    edit: impl FnOnce(&mut spinstack_array::superblock::Superblock),
+    raw: impl FnOnce(&mut [u8]),
+) {
+    let path = spinstack_array::member_path(dir, member);
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .open(&path)
+        .unwrap();
+    let mut head = vec![0u8; 2 * spinstack_array::superblock::SLOT_BYTES];
+    std::os::unix::fs::FileExt::read_exact_at(&file, &mut head, 0).unwrap();
+    let mut block = spinstack_array::superblock::newest(&head).unwrap();
+    edit(&mut block);
+    let mut slot = block.encode();
+    raw(&mut slot);
+    let checksum =
+        spinstack_store::intent::crc32c(&slot[..spinstack_array::superblock::SLOT_BYTES - 4]);
+    slot[spinstack_array::superblock::SLOT_BYTES - 4..].copy_from_slice(&checksum.to_le_bytes());
+    let at = spinstack_array::superblock::slot_sector(block.generation) * 512;
+    std::os::unix::fs::FileExt::write_all_at(&file, &slot, at).unwrap();
+}

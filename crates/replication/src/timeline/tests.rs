@@ -19,6 +19,29 @@ fn log(count: u64, pages: u64, seed: u64) -> Vec<LogRecord> {
         .collect()
 }
 
+/// The tests' timeline: one Ultrastar 36Z15 of `pages` pages, 26 s spin-up, 15 s
+/// spin-down, 4 MB windows, queue depth 8, a 4,000-page buffer pool.
+fn config(batch_interval: Nanoseconds, cycles: u32) -> TimelineConfig {
+    TimelineConfig {
+        batch_interval,
+        spin_up: Nanoseconds::from_ms(26_000),
+        spin_down: Nanoseconds::from_ms(15_000),
+        standby: StandbyLevel(0),
+        window_bytes: 4 << 20,
+        cycles,
+        queue_depth: 8,
+        sleeps: true,
+        simulated_drives: 1,
+    }
+}
+
+fn run(arrivals: &Arrivals, pages: u64, config: &TimelineConfig) -> Timeline {
+    let spec = spinstack_disk::catalog::get("ultrastar36z15").expect("catalog");
+    let volume = DataVolume::new(&spec, 1, pages).expect("volume");
+    let applier = Applier::new(true, 4_000, pages);
+    run_timeline(volume, applier, arrivals, config).expect("runs")
+}
+
 /// Bytes waiting at `at`: arrived by then and not in a window applied by then.
 fn backlog_at(timeline: &Timeline, arrivals: &Arrivals, at: Nanoseconds) -> u64 {
     let applied_to = timeline
@@ -46,21 +69,8 @@ fn the_books_start_after_the_warm_up_cycle() {
     // T_apl is far off its measured apply would make it.
     let initial = 2.0 * bytes_per_s * interval_s;
     let arrivals = Arrivals::new(&records, bytes_per_s, initial);
-    let spec = spinstack_disk::catalog::get("ultrastar36z15").expect("catalog");
-    let volume = DataVolume::new(&spec, 1, pages).expect("volume");
-    let config = TimelineConfig {
-        batch_interval: Nanoseconds::from_ms_f64(interval_s * 1e3),
-        spin_up: Nanoseconds::from_ms(26_000),
-        spin_down: Nanoseconds::from_ms(15_000),
-        standby: StandbyLevel(0),
-        window_bytes: 4 << 20,
-        cycles: 2,
-        queue_depth: 8,
-        sleeps: true,
-        simulated_drives: 1,
-    };
-    let applier = Applier::new(true, 4_000, pages);
-    let timeline = run_timeline(volume, applier, &arrivals, &config).expect("runs");
+    let config = config(Nanoseconds::from_ms_f64(interval_s * 1e3), 2);
+    let timeline = run(&arrivals, pages, &config);
     assert!(!timeline.fell_behind);
     assert_eq!(timeline.cycles.len(), WARM_UP_CYCLES + 2 + 1);
     let order = |k: usize| timeline.cycles[k].spin_up_ordered;
@@ -96,21 +106,8 @@ fn each_window_after_the_warm_up_has_its_prefixes_timed() {
     let pages = 20_000;
     let records = log(200_000, pages, 11);
     let arrivals = Arrivals::new(&records, 10_000.0, 3e6);
-    let spec = spinstack_disk::catalog::get("ultrastar36z15").expect("catalog");
-    let volume = DataVolume::new(&spec, 1, pages).expect("volume");
-    let config = TimelineConfig {
-        batch_interval: Nanoseconds::from_ms(600_000),
-        spin_up: Nanoseconds::from_ms(26_000),
-        spin_down: Nanoseconds::from_ms(15_000),
-        standby: StandbyLevel(0),
-        window_bytes: 4 << 20,
-        cycles: 1,
-        queue_depth: 8,
-        sleeps: true,
-        simulated_drives: 1,
-    };
-    let applier = Applier::new(true, 4_000, pages);
-    let timeline = run_timeline(volume, applier, &arrivals, &config).expect("runs");
+    let config = config(Nanoseconds::from_ms(600_000), 1);
+    let timeline = run(&arrivals, pages, &config);
     let measured_from = timeline.measured_from;
     let mut timed = 0;
     for window in &timeline.windows {
@@ -162,21 +159,8 @@ fn a_last_cycle_still_applying_when_the_next_is_due_has_fallen_behind() {
     // The calm records are used up a tenth of an interval into the second cycle.
     let interval_s = calm_records as f64 * 200.0 / bytes_per_s / 1.1;
     let arrivals = Arrivals::new(&records, bytes_per_s, 0.0);
-    let spec = spinstack_disk::catalog::get("ultrastar36z15").expect("catalog");
-    let volume = DataVolume::new(&spec, 1, pages).expect("volume");
-    let config = TimelineConfig {
-        batch_interval: Nanoseconds::from_ms_f64(interval_s * 1e3),
-        spin_up: Nanoseconds::from_ms(26_000),
-        spin_down: Nanoseconds::from_ms(15_000),
-        standby: StandbyLevel(0),
-        window_bytes: 4 << 20,
-        cycles: 1,
-        queue_depth: 8,
-        sleeps: true,
-        simulated_drives: 1,
-    };
-    let applier = Applier::new(true, 4_000, pages);
-    let timeline = run_timeline(volume, applier, &arrivals, &config).expect("runs");
+    let config = config(Nanoseconds::from_ms_f64(interval_s * 1e3), 1);
+    let timeline = run(&arrivals, pages, &config);
     let due = |k: usize| Nanoseconds(config.batch_interval.0 * k as u64);
     let (last, earlier) = timeline.cycles.split_last().expect("cycles");
     for (k, cycle) in earlier.iter().enumerate() {
