@@ -192,7 +192,7 @@ impl Array {
     ) -> Result<Array, ArrayError> {
         let spec = checked_spec(dir, spec)?;
         // Everything that can refuse the spec is checked before any file is made.
-        Layout::build(&spec).map_err(|e| layout_error(dir, e))?;
+        let layout = Layout::build(&spec).map_err(|e| layout_error(dir, e))?;
         std::fs::create_dir_all(dir).map_err(ArrayError::io(dir))?;
         let lock = DirLock::take(dir)?;
         let existing = crate::discovery::member_files(dir)?
@@ -208,7 +208,7 @@ impl Array {
             });
         }
         let members = spec.members;
-        let created = Array::create_locked(dir, spec, volume_id, lock);
+        let created = Array::create_locked(dir, spec, layout, volume_id, lock);
         if created.is_err() {
             // None of these existed (checked above): a create that failed part way
             // (a member file the file system refuses, say) leaves nothing that
@@ -222,14 +222,14 @@ impl Array {
     }
 
     /// The rest of [`Array::create_with_id`], in a directory it holds the lock of and
-    /// that holds no array.
+    /// that holds no array, with the spec's layout already built (and checked).
     fn create_locked(
         dir: &Path,
         spec: ArraySpec,
+        layout: Layout,
         volume_id: [u8; 16],
         lock: DirLock,
     ) -> Result<Array, ArrayError> {
-        let layout = Layout::build(&spec).map_err(|e| layout_error(dir, e))?;
         let layout_survives = Layout::build(&spec).map_err(|e| layout_error(dir, e))?;
         // Member files first (no valid superblock yet: a crash here leaves files that
         // `open` refuses and `create` will not overwrite), then the record, then the

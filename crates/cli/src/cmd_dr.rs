@@ -308,7 +308,7 @@ fn run_study(args: StudyArgs) -> anyhow::Result<()> {
         "--latency-ms must be above 0 and below 1,000,000,000,000 ms, got {:.6e}",
         args.latency_ms
     );
-    point.inter_site_latency = seconds(args.latency_ms / 1e3, "--latency-ms")?;
+    point.inter_site_latency = Nanoseconds::from_ms_f64(args.latency_ms);
     progress.set_message(format!(
         "measuring R_apl, searching the batch plan (each plan tried: its timeline and {} failover trials)",
         args.trials

@@ -7,21 +7,8 @@ use common::nbd_client::NbdClient;
 use common::*;
 use std::time::{Duration, Instant};
 
-/// RAID-5 over 3 members of 16 MiB: 32 MiB of data.
 fn small_raid5(dir: &std::path::Path) -> std::path::PathBuf {
-    create(
-        dir,
-        &[
-            "--level",
-            "raid5",
-            "--members",
-            "3",
-            "--member-size",
-            "16MiB",
-            "--chunk",
-            "64KiB",
-        ],
-    )
+    raid5_volume(dir, "3", "16MiB")
 }
 
 /// The server process's resident memory, in KiB.

@@ -5,19 +5,7 @@ mod common;
 use common::*;
 
 fn small_raid5(dir: &std::path::Path) -> std::path::PathBuf {
-    create(
-        dir,
-        &[
-            "--level",
-            "raid5",
-            "--members",
-            "3",
-            "--member-size",
-            "4MiB",
-            "--chunk",
-            "64KiB",
-        ],
-    )
+    raid5_volume(dir, "3", "4MiB")
 }
 
 // Guards finding V2 (volumes-serve finding 2, 2026-11-28): `serve --socket` on a

@@ -130,20 +130,17 @@ pub fn check_counts(spec: &DriveSpec) -> Result<(), TimeFieldError> {
             rule,
         })
     };
-    let (surfaces, tracks): (u32, Vec<(String, u32)>) = match &spec.layout {
+    // The largest track of each zone, found before any path is formatted (this runs
+    // for every drive built).
+    let (surfaces, largest_track) = match &spec.layout {
         LayoutSpec::Zoned(zoned) => (
             zoned.surfaces,
             zoned
                 .zones
                 .iter()
                 .enumerate()
-                .map(|(i, z)| {
-                    (
-                        format!("layout.zones[{i}].sectors_per_track"),
-                        z.sectors_per_track,
-                    )
-                })
-                .collect(),
+                .map(|(i, z)| (i, z.sectors_per_track, "sectors_per_track"))
+                .max_by_key(|&(_, spt, _)| spt),
         ),
         LayoutSpec::Serpentine(serpentine) => (
             serpentine.surfaces,
@@ -152,14 +149,11 @@ pub fn check_counts(spec: &DriveSpec) -> Result<(), TimeFieldError> {
                 .iter()
                 .enumerate()
                 .flat_map(|(i, z)| {
-                    z.sectors_per_track_by_surface.iter().map(move |&spt| {
-                        (
-                            format!("layout.zones[{i}].sectors_per_track_by_surface"),
-                            spt,
-                        )
-                    })
+                    z.sectors_per_track_by_surface
+                        .iter()
+                        .map(move |&spt| (i, spt, "sectors_per_track_by_surface"))
                 })
-                .collect(),
+                .max_by_key(|&(_, spt, _)| spt),
         ),
     };
     if surfaces > SURFACES_MAX {
@@ -169,12 +163,11 @@ pub fn check_counts(spec: &DriveSpec) -> Result<(), TimeFieldError> {
             "at most 1024 surfaces (a real drive has up to about 20)",
         );
     }
-    if let Some((path, spt)) = tracks
-        .into_iter()
-        .find(|(_, spt)| *spt > SECTORS_PER_TRACK_MAX)
+    if let Some((zone, spt, field)) =
+        largest_track.filter(|&(_, spt, _)| spt > SECTORS_PER_TRACK_MAX)
     {
         return error(
-            &path,
+            &format!("layout.zones[{zone}].{field}"),
             f64::from(spt),
             "at most 1,048,576 sectors a track: a narrower sector is below the rotation's \
              angle resolution (2^20 steps a revolution) and would take no time",

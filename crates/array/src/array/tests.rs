@@ -42,12 +42,7 @@ fn a_member_failed_on_the_data_path_is_recorded_before_the_request_returns() {
     array.write(Lbn(0), &[7u8; 4096]).unwrap();
     let at_rest = crate::inspect(&dir).unwrap();
     assert_eq!(at_rest.status.failed, vec![2]);
-    drop(array); // a crash: no flush, no close
-    let (array, report) = Array::open(&dir).unwrap();
-    assert_eq!(report.recorded_failed, vec![2]);
-    assert_eq!(array.status().failed, vec![2]);
-    drop(array);
-    let _ = std::fs::remove_dir_all(&dir);
+    crash_then_find_failed(array, &dir, &[2]);
 }
 
 // Proves a member failed by the flush a maintenance operation starts with is in
@@ -68,10 +63,16 @@ fn a_member_failed_by_a_maintenance_flush_is_recorded() {
     let at_rest = crate::inspect(&dir).unwrap();
     assert_eq!(at_rest.status.failed, vec![2]);
     assert_eq!(at_rest.status.rebuilding, Some(0));
-    drop(array); // a crash: no flush, no close
-    let (array, report) = Array::open(&dir).unwrap();
-    assert_eq!(report.recorded_failed, vec![2]);
-    assert_eq!(array.status().failed, vec![2]);
+    crash_then_find_failed(array, &dir, &[2]);
+}
+
+/// Drops `array` as a crash would (no flush, no close), opens it again and checks
+/// that assembly found `failed` recorded as failed.
+fn crash_then_find_failed(array: Array, dir: &Path, failed: &[u32]) {
     drop(array);
-    let _ = std::fs::remove_dir_all(&dir);
+    let (array, report) = Array::open(dir).unwrap();
+    assert_eq!(report.recorded_failed, failed);
+    assert_eq!(array.status().failed, failed);
+    drop(array);
+    let _ = std::fs::remove_dir_all(dir);
 }

@@ -67,6 +67,24 @@ pub fn create(dir: &Path, args: &[&str]) -> PathBuf {
     volume
 }
 
+/// A RAID-5 of `members` members of `member_size` (a size as `volume create`
+/// takes it) with 64 KiB chunks, created in `dir`.
+pub fn raid5_volume(dir: &Path, members: &str, member_size: &str) -> PathBuf {
+    create(
+        dir,
+        &[
+            "--level",
+            "raid5",
+            "--members",
+            members,
+            "--member-size",
+            member_size,
+            "--chunk",
+            "64KiB",
+        ],
+    )
+}
+
 /// A `spinstack serve` child process, killed when dropped.
 pub struct Server {
     pub child: Child,
