@@ -8,6 +8,7 @@ use crate::member::{
 use crate::superblock::{
     level_uses_chunk, MemberRole, Superblock, MAX_DISK_NAME_BYTES, MAX_MEMBERS,
 };
+use crate::update_record::{update_record_path, UpdateRecordFile};
 use crate::{ArraySpec, ArrayStatus, AssemblyReport, ResumedRebuild};
 use spinstack_sim::units::{Lbn, Sectors};
 use spinstack_store::intent::record_sectors;
@@ -35,6 +36,8 @@ pub struct Array {
     /// Per member, the sectors its file had corrected after read errors before this
     /// assembly (its superblock's count); the volume counts the rest.
     pub(crate) corrected_before: Vec<u64>,
+    /// Written around every superblock update (see [`crate::update_record`]).
+    pub(crate) update_record: UpdateRecordFile,
     _lock: DirLock,
 }
 
@@ -217,6 +220,7 @@ impl Array {
                 let _ = std::fs::remove_file(member_path(dir, member));
             }
             let _ = std::fs::remove_file(intent_path(dir));
+            let _ = std::fs::remove_file(update_record_path(dir));
         }
         created
     }
@@ -247,6 +251,7 @@ impl Array {
         let intent = create_intent(dir, &spec)?;
         let volume = LevelVolume::create(layout, stores, intent).map_err(volume_error(dir))?;
         let engine = Engine::new(volume, dab_config(&spec)).map_err(volume_error(dir))?;
+        let update_record = UpdateRecordFile::open(dir, volume_id, 0)?;
         let mut array = Array {
             dir: dir.to_path_buf(),
             volume_id,
@@ -258,6 +263,7 @@ impl Array {
             engine,
             layout_survives,
             corrected_before: vec![0; spec.members as usize],
+            update_record,
             spec,
             _lock: lock,
         };
@@ -363,9 +369,12 @@ impl Array {
         }
     }
 
-    /// Generation + 1, written to every member not failed.
+    /// Generation + 1, written to every member not failed, between "started" and
+    /// "finished" in the update record (so assembly can tell a member this update
+    /// missed from an old copy of its file).
     pub(crate) fn persist(&mut self, clean: bool, roles_changed: bool) -> Result<(), ArrayError> {
         self.generation += 1;
+        self.update_record.start(self.generation)?;
         if roles_changed {
             self.roles_generation = self.generation;
         }
@@ -378,7 +387,7 @@ impl Array {
                 file.write(&self.superblock(index, clean, corrected[index as usize]))?;
             }
         }
-        Ok(())
+        self.update_record.finish(self.generation)
     }
 
     /// Brings the role table in line with the volume's health (a member may have
@@ -417,6 +426,7 @@ impl Array {
         engine: Engine,
         layout_survives: Layout,
         corrected_before: Vec<u64>,
+        update_record: UpdateRecordFile,
         lock: DirLock,
     ) -> Array {
         Array {
@@ -431,6 +441,7 @@ impl Array {
             engine,
             layout_survives,
             corrected_before,
+            update_record,
             _lock: lock,
         }
     }

@@ -8,6 +8,7 @@ use crate::engine::Layout;
 use crate::error::ArrayError;
 use crate::member::{member_path, open_member_store, DirLock, SuperblockFile};
 use crate::superblock::{MemberRole, Superblock};
+use crate::update_record::{judge_behind, read_record, Behind, RecordRead, UpdateRecordFile};
 use crate::{ArraySpec, ArrayStatus, AssemblyReport, Inspection, MemberNote};
 use spinstack_volume::bytes::ResumeRebuild;
 use spinstack_volume::map::MemberIndex;
@@ -31,14 +32,28 @@ struct Roles {
     /// Each member file's count of sectors corrected after read errors (0 where its
     /// file is missing).
     corrected: Vec<u64>,
+    /// What `DIR/update.img` said before assembly wrote anything.
+    record: RecordRead,
     report: AssemblyReport,
+}
+
+/// How assembly treats members behind the newest generation when failing them would
+/// lose the array.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Behinds {
+    /// Accept members exactly one behind unless the update record proves the newest
+    /// update finished (then they are old copies: refuse).
+    AcceptInterrupted,
+    /// Accept every member behind (`volume force-assemble`): the operator takes
+    /// their possibly stale data, as md's `--assemble --force` does.
+    AcceptAll,
 }
 
 /// Reads the superblocks of `dir` and decides each member's role: missing, unusable
 /// and stale members are failed, members one generation behind are accepted only when
 /// failing them would lose the array; refuses an array that has lost more than it
 /// survives, saying why each unusable member file could not be used.
-fn decide_roles(dir: &Path) -> Result<Roles, ArrayError> {
+fn decide_roles(dir: &Path, behinds: Behinds) -> Result<Roles, ArrayError> {
     let Found {
         usable,
         unusable,
@@ -99,11 +114,13 @@ fn decide_roles(dir: &Path) -> Result<Roles, ArrayError> {
                 roles[m as usize] = MemberRole::Failed;
             }
             Some(_) if role == MemberRole::Failed => report.recorded_failed.push(m),
-            Some((_, generation)) if *generation + 1 < newest.generation => {
+            Some((_, generation))
+                if *generation + 1 < newest.generation && behinds == Behinds::AcceptInterrupted =>
+            {
                 report.stale.push(m);
                 roles[m as usize] = MemberRole::Failed;
             }
-            Some((_, generation)) if *generation + 1 == newest.generation => behind.push(m),
+            Some((_, generation)) if *generation < newest.generation => behind.push(m),
             Some(_) => {}
         }
     }
@@ -112,14 +129,43 @@ fn decide_roles(dir: &Path) -> Result<Roles, ArrayError> {
             .filter(|m| roles[*m as usize] != MemberRole::Active || extra.contains(m))
             .collect()
     };
+    let record = read_record(dir);
     if layout.survives(&lost(&roles, &behind)) {
         for &m in &behind {
             roles[m as usize] = MemberRole::Failed;
             report.stale.push(m);
         }
         report.stale.sort_unstable();
-    } else {
+    } else if !behind.is_empty() {
+        let why = match (
+            behinds,
+            judge_behind(&record, newest.volume_id, newest.generation),
+        ) {
+            (Behinds::AcceptAll, _) => format!(
+                "members {behind:?} accepted by a forced assembly: their data may be older \
+                 than the rest of the array"
+            ),
+            (_, Behind::Interrupted) => format!(
+                "members {behind:?} accepted one update behind: update {} was interrupted \
+                 (the update record says it started and did not finish)",
+                newest.generation
+            ),
+            (_, Behind::CannotTell(why)) => format!(
+                "members {behind:?} accepted one update behind as the victims of an \
+                 interrupted update, which the update record cannot confirm: {why}"
+            ),
+            (_, Behind::UpdateFinished { .. }) => {
+                return Err(ArrayError::OldCopies {
+                    dir: dir.to_path_buf(),
+                    members: behind,
+                    behind_generation: newest.generation - 1,
+                    newest_generation: newest.generation,
+                    level: spec.level.name(),
+                })
+            }
+        };
         report.accepted_behind = behind;
+        report.accepted_behind_why = Some(why);
     }
     report.unreadable_slots = slot_notes(dir, &newest, &report, other_slots);
     let lost_now = lost(&roles, &[]);
@@ -129,6 +175,7 @@ fn decide_roles(dir: &Path) -> Result<Roles, ArrayError> {
             level: spec.level.name(),
             lost: lost_now,
             unusable: unusable_errors,
+            stale: report.stale.clone(),
         });
     }
     Ok(Roles {
@@ -138,6 +185,7 @@ fn decide_roles(dir: &Path) -> Result<Roles, ArrayError> {
         roles,
         files,
         corrected,
+        record,
         report,
     })
 }
@@ -191,7 +239,7 @@ pub fn inspect(dir: &Path) -> Result<Inspection, ArrayError> {
         corrected,
         report,
         ..
-    } = decide_roles(dir)?;
+    } = decide_roles(dir, Behinds::AcceptInterrupted)?;
     let failed: Vec<u32> = (0..spec.members)
         .filter(|m| roles[*m as usize] == MemberRole::Failed)
         .collect();
@@ -228,7 +276,11 @@ pub fn inspect(dir: &Path) -> Result<Inspection, ArrayError> {
 }
 
 /// [`Array::open`] after the lock is taken.
-fn assemble(dir: &Path, lock: DirLock) -> Result<(Array, AssemblyReport), ArrayError> {
+fn assemble(
+    dir: &Path,
+    lock: DirLock,
+    behinds: Behinds,
+) -> Result<(Array, AssemblyReport), ArrayError> {
     let Roles {
         spec,
         layout,
@@ -236,8 +288,9 @@ fn assemble(dir: &Path, lock: DirLock) -> Result<(Array, AssemblyReport), ArrayE
         roles,
         files,
         corrected,
+        record,
         mut report,
-    } = decide_roles(dir)?;
+    } = decide_roles(dir, behinds)?;
     let resume = roles
         .iter()
         .position(|r| *r == MemberRole::Rebuilding)
@@ -260,6 +313,11 @@ fn assemble(dir: &Path, lock: DirLock) -> Result<(Array, AssemblyReport), ArrayE
         }
     }
     let engine = Array::assemble_volume(dir, &spec, stores, resume, &mut report)?;
+    let update_record = UpdateRecordFile::open(
+        dir,
+        newest.volume_id,
+        UpdateRecordFile::known_finished(&record, newest.volume_id),
+    )?;
     let roles_changed = roles != newest.roles;
     let mut array = Array::assembled(
         dir,
@@ -270,6 +328,7 @@ fn assemble(dir: &Path, lock: DirLock) -> Result<(Array, AssemblyReport), ArrayE
         engine,
         layout,
         corrected,
+        update_record,
         lock,
     );
     let synced = array.sync_roles();
@@ -319,6 +378,16 @@ impl Array {
     /// in use (dirty).
     pub fn open(dir: &Path) -> Result<(Array, AssemblyReport), ArrayError> {
         let lock = DirLock::take(dir)?;
-        assemble(dir, lock)
+        assemble(dir, lock, Behinds::AcceptInterrupted)
+    }
+
+    /// [`Array::open`] that also accepts members behind the newest generation (any
+    /// number of generations, old copies included) when the array cannot start
+    /// without them, as md's `--assemble --force` does: the operator takes their
+    /// possibly stale data rather than losing the array. Members the array survives
+    /// without are still failed. The report says which were accepted and why.
+    pub fn open_forced(dir: &Path) -> Result<(Array, AssemblyReport), ArrayError> {
+        let lock = DirLock::take(dir)?;
+        assemble(dir, lock, Behinds::AcceptAll)
     }
 }

@@ -33,9 +33,19 @@ pub enum ArrayError {
     Mismatch { file: PathBuf, problem: String },
     #[error(
         "{}: cannot assemble: members {lost:?} are missing, stale, failed or unusable, \
-         more than a {level} survives{}",
+         more than a {level} survives{}{}",
         dir.display(),
-        if unusable.is_empty() { String::new() } else { format!(" ({})", unusable.join("; ")) }
+        if unusable.is_empty() { String::new() } else { format!(" ({})", unusable.join("; ")) },
+        if stale.is_empty() {
+            String::new()
+        } else {
+            format!(
+                "; members {stale:?} are behind the others (old copies put back, or \
+                 updates they missed): `spinstack volume force-assemble {}` accepts \
+                 their possibly stale data",
+                dir.display()
+            )
+        }
     )]
     TooManyLost {
         dir: PathBuf,
@@ -43,6 +53,25 @@ pub enum ArrayError {
         lost: Vec<u32>,
         /// Why each unusable member file could not be used (each names its file).
         unusable: Vec<String>,
+        /// The lost members that are only behind (a forced assembly would take them).
+        stale: Vec<u32>,
+    },
+    #[error(
+        "{}: cannot assemble: members {members:?} are at generation {behind_generation}, one \
+         behind the others' {newest_generation}, but the update record (update.img) says \
+         update {newest_generation} finished on every member: these files are older copies \
+         (put back from a backup?), not members a crash interrupted, and the {level} cannot \
+         start without them. Put the current files back, or accept their stale data with \
+         `spinstack volume force-assemble {}`",
+        dir.display(),
+        dir.display()
+    )]
+    OldCopies {
+        dir: PathBuf,
+        members: Vec<u32>,
+        behind_generation: u64,
+        newest_generation: u64,
+        level: &'static str,
     },
     #[error("{}: {source}", dir.display())]
     Volume { dir: PathBuf, source: VolumeError },

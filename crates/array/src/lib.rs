@@ -2,7 +2,8 @@
 //!
 //! **What it models.** An *array* is a directory `DIR` holding one file per member
 //! (`member-0.img`, `member-1.img`, ...), the write-intent record `intent.img`, the
-//! lock file `lock` and, while a server runs, `control.sock`. Each member file opens
+//! superblock update record `update.img` (`update_record`), the lock file `lock`
+//! and, while a server runs, `control.sock`. Each member file opens
 //! with two superblock slots (like Linux md's superblock: volume id, level, geometry,
 //! member roles, generation, checksum; byte format in [`superblock`]) followed by the
 //! member's data sectors. [`Array`] assembles the files into one
@@ -21,12 +22,17 @@
 //! member files agree on (with no majority, it lists each group), a file whose
 //! recorded index is not its name's, a rebuild cursor beyond the rebuild units, and
 //! more members missing, unusable or failed than the level survives (saying why each
-//! unusable file could not be used). A member whose generation is behind the newest is *stale* (it missed an
-//! update, possibly a failure record or writes) and is treated as failed, reported
-//! in [`AssemblyReport::stale`]. One exception keeps a crash during a superblock
-//! update from killing the array: members exactly one generation behind are accepted
-//! when treating them as failed would lose the array (an interrupted update is then
-//! the only explanation consistent with a live array); that is reported in
+//! unusable file could not be used). A member whose generation is behind the newest
+//! is *stale* (it missed an update, possibly a failure record or writes) and is
+//! treated as failed, reported in [`AssemblyReport::stale`]. One exception keeps a
+//! crash during a superblock update from killing the array: members exactly one
+//! generation behind are accepted when treating them as failed would lose the array,
+//! unless the update record (`update.img`, written around every superblock update)
+//! says the newest update finished on every member: then they are old copies of
+//! their files, and assembly refuses them ([`ArrayError::OldCopies`], finding V4).
+//! [`Array::open_forced`] accepts members any number of generations behind when the
+//! array cannot start without them (md's `--assemble --force`). Accepted members are
+//! reported, with why, in
 //! [`AssemblyReport::accepted_behind`]. A member behind because its newer slot does
 //! not decode is reported with that slot's problem
 //! ([`AssemblyReport::unreadable_slots`]).
@@ -74,6 +80,7 @@ mod maintenance;
 mod member;
 pub mod superblock;
 pub mod tracks;
+mod update_record;
 
 pub use array::Array;
 pub use assembly::{inspect, read_spec};
@@ -82,6 +89,7 @@ pub use error::ArrayError;
 pub use member::{intent_path, member_path};
 pub use spinstack_volume::config::{BufferSpec, Level, TrackUnits};
 pub use spinstack_volume::dab::WritePolicy;
+pub use update_record::update_record_path;
 
 use serde::Serialize;
 use spinstack_sim::units::Sectors;
@@ -173,8 +181,12 @@ pub struct AssemblyReport {
     pub odd_names: Vec<String>,
     /// Members behind the newest generation, now treated as failed.
     pub stale: Vec<u32>,
-    /// Members one generation behind accepted as current (an interrupted update).
+    /// Members behind accepted as current because the array cannot start without
+    /// them: one generation behind after an interrupted update, or any, forced.
     pub accepted_behind: Vec<u32>,
+    /// Which members behind were accepted and why (what the update record said, or
+    /// that assembly was forced), as a sentence.
+    pub accepted_behind_why: Option<String>,
     /// Members every superblock already recorded as failed.
     pub recorded_failed: Vec<u32>,
     /// Whether the array had been closed cleanly.

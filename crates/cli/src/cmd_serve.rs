@@ -62,6 +62,11 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         args.max_connections >= 1,
         "--max-connections must be at least 1"
     );
+    let address = match (&args.socket, args.listen) {
+        (Some(path), _) => Address::Unix(path.clone()),
+        (None, Some(listen)) => Address::Tcp(listen),
+        (None, None) => bail!("give --socket PATH or --listen ADDRESS"),
+    };
     // Signals are taken by `sigwait` in this thread only: block them before any
     // thread starts, so every thread inherits the mask.
     let signals = block_termination_signals()?;
@@ -70,22 +75,62 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     crate::cmd_volume::print_assembly_notes(&report);
     let pacer = match args.timing {
         Timing::None => None,
-        Timing::Model => {
-            let volume = spinstack_serve::model::model_volume(array.spec(), array.capacity().0)?;
-            Some(Pacer::start(volume)?)
-        }
+        Timing::Model => match start_pacer(&array) {
+            Ok(pacer) => Some(pacer),
+            Err(error) => return Err(close_after(array, error)),
+        },
     };
-    let capacity_bytes = array.capacity().bytes();
-    let member_drives = spinstack_array::member_disks(array.spec());
+    let volume = VolumeFacts {
+        capacity_bytes: array.capacity().bytes(),
+        member_drives: spinstack_array::member_disks(array.spec()),
+    };
     let backend = Arc::new(
         StoreBackend::new(array, pacer)
             .with_member_failures(spinstack_serve::control::failed_members),
     );
-    let address = match (&args.socket, args.listen) {
-        (Some(path), _) => Address::Unix(path.clone()),
-        (None, Some(listen)) => Address::Tcp(listen),
-        (None, None) => bail!("give --socket PATH or --listen ADDRESS"),
-    };
+    let served = serve_until_signal(&args, &address, &backend, &volume, &signals);
+    // Whether serving ended on a signal or never started (the socket refused, say),
+    // the array is closed cleanly: an open left dirty would resync at the next one.
+    let array = backend
+        .shut_down()
+        .context("the volume was already taken out")?;
+    match served {
+        Ok(()) => array.close().context("closing the volume cleanly"),
+        Err(error) => Err(close_after(array, error)),
+    }
+}
+
+/// The drive-model pacer of the array's volume.
+fn start_pacer(array: &Array) -> anyhow::Result<Pacer> {
+    let volume = spinstack_serve::model::model_volume(array.spec(), array.capacity().0)?;
+    Ok(Pacer::start(volume)?)
+}
+
+/// Closes `array` after `error` ended the serve before it served, and returns the
+/// error (with the close's own failure added if it failed too).
+fn close_after(array: Array, error: anyhow::Error) -> anyhow::Error {
+    match array.close() {
+        Ok(()) => error,
+        Err(close) => error.context(format!("and closing the volume failed: {close}")),
+    }
+}
+
+/// What the start-up line says of the volume.
+struct VolumeFacts {
+    capacity_bytes: u64,
+    /// The drives that pace the replies: the volume's, or the default when it names none.
+    member_drives: Vec<String>,
+}
+
+/// Starts the NBD server and the control socket over `backend`, prints where, and
+/// serves until SIGINT or SIGTERM; then stops both (the caller closes the array).
+fn serve_until_signal(
+    args: &Args,
+    address: &Address,
+    backend: &Arc<StoreBackend<Array>>,
+    volume: &VolumeFacts,
+    signals: &libc::sigset_t,
+) -> anyhow::Result<()> {
     let config = ServerConfig {
         export_name: args.export_name.clone(),
         read_only: args.read_only,
@@ -93,10 +138,10 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         max_connections: args.max_connections,
         ..ServerConfig::default()
     };
-    let server = spinstack_nbd::start(&address, backend.clone(), config)
+    let server = spinstack_nbd::start(address, backend.clone(), config)
         .with_context(|| format!("listening on {address}"))?;
     let bound = server.address().to_string();
-    let status_backend = Arc::clone(&backend);
+    let status_backend = Arc::clone(backend);
     let status_address = bound.clone();
     let timing = args.timing;
     let extra = Arc::new(move || {
@@ -111,26 +156,21 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     let control_path = spinstack_array::control::socket_path(&args.dir);
     let control = ControlServer::start(&control_path, backend.clone(), extra)
         .with_context(|| format!("control socket {}", control_path.display()))?;
-    // Which drives pace the replies: the volume's, or the default when it names none.
     let timing_text = match args.timing {
         Timing::None => "none".to_string(),
-        Timing::Model => format!("model of {}", member_drives.join(", ")),
+        Timing::Model => format!("model of {}", volume.member_drives.join(", ")),
     };
     println!(
         "serving {} ({} bytes) on {bound}, export {:?}, timing {timing_text}; control {}",
         args.dir.display(),
-        capacity_bytes,
+        volume.capacity_bytes,
         args.export_name,
         control_path.display()
     );
-    let signal = wait_for(&signals)?;
+    let signal = wait_for(signals)?;
     eprintln!("serve: signal {signal}: flushing and stopping");
     server.stop();
     drop(control);
-    let array = backend
-        .shut_down()
-        .context("the volume was already taken out")?;
-    array.close().context("closing the volume cleanly")?;
     Ok(())
 }
 

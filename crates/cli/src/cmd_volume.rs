@@ -53,6 +53,11 @@ enum VolumeCommand {
         #[arg(long)]
         json: bool,
     },
+    /// Assemble an array that cannot start without members whose files are behind
+    /// the others (old copies put back, or updates they missed), accepting their
+    /// possibly stale data as md's `--assemble --force` does; then close it cleanly.
+    /// Members the array survives without are still failed.
+    ForceAssemble { dir: PathBuf },
     /// Mark a member failed.
     Fail {
         dir: PathBuf,
@@ -219,6 +224,28 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             );
             Ok(())
         }
+        VolumeCommand::ForceAssemble { dir } => {
+            let (array, report) = Array::open_forced(&dir)?;
+            print_assembly_notes(&report);
+            let status = array.status();
+            array.close()?;
+            if report.accepted_behind.is_empty() {
+                println!(
+                    "{}: assembled ({}); no member needed forcing",
+                    dir.display(),
+                    status.state
+                );
+            } else {
+                println!(
+                    "{}: assembled ({}), accepting members {:?} behind the others: their \
+                     data may be stale; `volume scrub` compares parity and copies",
+                    dir.display(),
+                    status.state,
+                    report.accepted_behind
+                );
+            }
+            Ok(())
+        }
         VolumeCommand::Fail { dir, member } => {
             served_or_at_rest(&dir, &ControlRequest::Fail { member }, |array| {
                 array.fail_member(member)?;
@@ -295,15 +322,14 @@ pub(crate) fn print_assembly_notes(report: &AssemblyReport) {
     let lists = [
         ("missing members", &report.missing),
         ("stale members (treated as failed)", &report.stale),
-        (
-            "members one update behind, accepted",
-            &report.accepted_behind,
-        ),
     ];
     for (what, members) in lists {
         if !members.is_empty() {
             eprintln!("note: {what}: {members:?}");
         }
+    }
+    if let Some(why) = &report.accepted_behind_why {
+        eprintln!("note: {why}");
     }
     let notes = report
         .unusable

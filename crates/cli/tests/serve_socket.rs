@@ -51,6 +51,10 @@ fn serve_refuses_a_socket_path_that_is_a_member_file() {
     assert!(after[8192..] == before[8192..], "member data changed");
     let status = volume_json(&["status", volume.to_str().unwrap()]);
     assert_eq!(status["state"], "healthy", "{status}");
+    // A serve refused at its socket had already opened the array and exited without
+    // closing it, so the next open resynced it (noticed after V2's fix, 2026-11-28):
+    // it is now closed cleanly.
+    assert_eq!(status["clean"], true, "{status}");
 }
 
 // Guards finding V7a (volumes-serve finding 7a, 2026-11-28): the NBD socket file

@@ -289,3 +289,45 @@ fn a_truncated_member_is_failed_and_rebuilt() {
     assert_eq!(status["state"], "healthy");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+// Regression test for finding V4 through the binary: old copies of two members put
+// back after the array moved on are refused by every command that assembles, with
+// the way out named; `volume force-assemble` takes them, and the array is usable.
+#[test]
+fn old_member_copies_are_refused_until_force_assembled() {
+    let dir = fresh_dir("old-copies");
+    assert!(create_small_raid5(&dir, &[]).status.success());
+    for m in [1, 2] {
+        std::fs::copy(
+            dir.join(format!("member-{m}.img")),
+            dir.join(format!("old-{m}")),
+        )
+        .unwrap();
+    }
+    // An at-rest scrub opens and closes: the array moves on two generations.
+    ok_json(spinstack(&["scrub", "--json"], &dir));
+    for m in [1, 2] {
+        std::fs::copy(
+            dir.join(format!("old-{m}")),
+            dir.join(format!("member-{m}.img")),
+        )
+        .unwrap();
+    }
+    // Two generations behind: failed as stale, more than a RAID-5 survives; the
+    // refusal names the way out.
+    let refused = spinstack(&["status"], &dir);
+    let stderr = String::from_utf8_lossy(&refused.stderr);
+    assert!(
+        !refused.status.success() && stderr.contains("force-assemble"),
+        "{stderr}"
+    );
+    let forced = spinstack(&["force-assemble"], &dir);
+    let stdout = String::from_utf8_lossy(&forced.stdout);
+    assert!(
+        forced.status.success() && stdout.contains("accepting members [1, 2]"),
+        "{stdout}{}",
+        String::from_utf8_lossy(&forced.stderr)
+    );
+    let out = spinstack(&["status", "--json"], &dir);
+    assert_eq!(ok_json(out)["state"], "healthy");
+}
