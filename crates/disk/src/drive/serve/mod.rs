@@ -10,6 +10,8 @@
 mod breakdown;
 mod jobs;
 mod reads;
+#[cfg(test)]
+mod ready_tests;
 mod writes;
 
 use crate::drive::*;
