@@ -377,6 +377,7 @@ impl Array {
     /// Assembles the array in `dir` (see the crate docs), takes its lock and marks it
     /// in use (dirty).
     pub fn open(dir: &Path) -> Result<(Array, AssemblyReport), ArrayError> {
+        crate::discovery::check_array_dir(dir)?;
         let lock = DirLock::take(dir)?;
         assemble(dir, lock, Behinds::AcceptInterrupted)
     }
@@ -387,6 +388,7 @@ impl Array {
     /// possibly stale data rather than losing the array. Members the array survives
     /// without are still failed. The report says which were accepted and why.
     pub fn open_forced(dir: &Path) -> Result<(Array, AssemblyReport), ArrayError> {
+        crate::discovery::check_array_dir(dir)?;
         let lock = DirLock::take(dir)?;
         assemble(dir, lock, Behinds::AcceptAll)
     }

@@ -75,6 +75,34 @@ fn parse_name(name: &str) -> Name {
 pub(crate) type MemberFiles = Vec<(u32, PathBuf)>;
 
 /// Member files present in `dir` by index, and the names that only look like one.
+/// Refuses, before anything is written there (not even the lock file), a `dir` that
+/// is not a directory holding at least one member file.
+pub(crate) fn check_array_dir(dir: &Path) -> Result<(), ArrayError> {
+    match std::fs::metadata(dir) {
+        Ok(metadata) if metadata.is_dir() => {}
+        Ok(_) => {
+            return Err(ArrayError::NotADirectory {
+                dir: dir.to_path_buf(),
+                problem: "it is not a directory".into(),
+            })
+        }
+        Err(error) if error.kind() == std::io::ErrorKind::NotFound => {
+            return Err(ArrayError::NotADirectory {
+                dir: dir.to_path_buf(),
+                problem: "the directory does not exist".into(),
+            })
+        }
+        Err(error) => return Err(ArrayError::io(dir)(error)),
+    }
+    if member_files(dir)?.0.is_empty() {
+        return Err(ArrayError::NotAnArray {
+            dir: dir.to_path_buf(),
+            file: member_path(dir, 0),
+        });
+    }
+    Ok(())
+}
+
 pub(crate) fn member_files(dir: &Path) -> Result<(MemberFiles, Vec<PathBuf>), ArrayError> {
     let mut found = Vec::new();
     let mut odd = Vec::new();
@@ -128,6 +156,7 @@ fn check_length(member: &Usable, newest: &Superblock) -> Result<(), ArrayError> 
 
 /// Reads every member file of `dir`; see the module doc for what is refused.
 pub(crate) fn find_members(dir: &Path) -> Result<Found, ArrayError> {
+    check_array_dir(dir)?;
     let (files, odd_names) = member_files(dir)?;
     let mut usable = Vec::new();
     let mut unusable = Vec::new();

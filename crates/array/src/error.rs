@@ -14,6 +14,8 @@ pub enum ArrayError {
     AlreadyExists { dir: PathBuf, file: PathBuf },
     #[error("{}: no array here ({} is missing)", dir.display(), file.display())]
     NotAnArray { dir: PathBuf, file: PathBuf },
+    #[error("{}: no array here: {problem}", dir.display())]
+    NotADirectory { dir: PathBuf, problem: String },
     #[error("{}: the array is in use (locked; served by pid {pid}?)", dir.display())]
     Locked { dir: PathBuf, pid: String },
     #[error("{}: {source}", path.display())]

@@ -276,3 +276,30 @@ fn array_is_send() {
     fn is_send<T: Send>() {}
     is_send::<Array>();
 }
+
+// Guards finding V7f (volumes-serve finding 7f): opening a directory that does not
+// exist blamed its `lock` file, and opening an empty directory left a `lock` file in
+// it. Proves both (and a regular file) are refused by what they are, writing nothing.
+#[test]
+fn a_path_that_holds_no_array_is_refused_and_left_as_it_was() {
+    let missing = temp_dir("no-such-dir");
+    std::fs::remove_dir(&missing).unwrap();
+    let error = Array::open(&missing).err().expect("refused").to_string();
+    assert!(error.contains("does not exist"), "{error}");
+    assert!(!missing.exists(), "nothing may be created");
+    let empty = temp_dir("empty-dir");
+    let error = Array::open(&empty).err().expect("refused").to_string();
+    assert!(error.contains("no array here"), "{error}");
+    assert_eq!(
+        std::fs::read_dir(&empty).unwrap().count(),
+        0,
+        "no lock file"
+    );
+    let file = empty.join("plain-file");
+    std::fs::write(&file, b"x").unwrap();
+    let error = Array::open_forced(&file)
+        .err()
+        .expect("refused")
+        .to_string();
+    assert!(error.contains("not a directory"), "{error}");
+}
