@@ -19,6 +19,13 @@ pub enum ParseErrorKind {
         name: String,
         searched: Vec<PathBuf>,
     },
+    /// `source NAME` names something that exists but is not a regular file (a
+    /// directory, a device); `what` says which.
+    IncludeNotAFile {
+        name: String,
+        path: PathBuf,
+        what: &'static str,
+    },
     /// `source NAME` would include a file that is already being read.
     IncludeCycle { name: String, path: PathBuf },
     /// Includes nested deeper than the limit.
@@ -40,13 +47,23 @@ impl fmt::Display for ParseErrorKind {
             }
             ParseErrorKind::BadRange(text) => write!(f, "bad range: {text}"),
             ParseErrorKind::IncludeNotFound { name, searched } => {
-                write!(f, "cannot find included file '{name}' (looked in")?;
+                write!(f, "cannot find included file '{name}'")?;
+                // An absolute name is looked up nowhere else: no list to show.
+                if searched.is_empty() {
+                    return Ok(());
+                }
+                f.write_str(" (looked in")?;
                 for (i, dir) in searched.iter().enumerate() {
                     let sep = if i == 0 { " " } else { ", " };
                     write!(f, "{sep}{}", dir.display())?;
                 }
                 f.write_str(")")
             }
+            ParseErrorKind::IncludeNotAFile { name, path, what } => write!(
+                f,
+                "included file '{name}' ({}) is {what}, not a parameter file",
+                path.display()
+            ),
             ParseErrorKind::IncludeCycle { name, path } => write!(
                 f,
                 "include cycle: 'source {name}' would re-enter {}, which is already being read",
