@@ -289,3 +289,31 @@ fn a_truncated_member_is_failed_and_rebuilt() {
     assert_eq!(status["state"], "healthy");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+// Guards inputs finding 24 through the binary: `--member-size 100GiB --disk
+// atlas10k` (a 9.2 GB drive) was created. Proves it is refused, exit status 1,
+// naming the member, the drive and both sizes, and that no array is left behind.
+#[test]
+fn a_member_larger_than_its_drive_is_refused() {
+    let dir = fresh_dir("too-large");
+    let out = spinstack(
+        &[
+            "create",
+            "--level",
+            "single",
+            "--members",
+            "1",
+            "--member-size",
+            "100GiB",
+            "--disk",
+            "atlas10k",
+        ],
+        &dir,
+    );
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    for part in ["member 0", "\"atlas10k\"", "209715200 sectors", "holds 17"] {
+        assert!(stderr.contains(part), "{part:?} missing from: {stderr}");
+    }
+    assert!(!dir.join("member-0.img").exists(), "{stderr}");
+}
