@@ -59,11 +59,14 @@ impl fmt::Display for ParseErrorKind {
                 }
                 f.write_str(")")
             }
-            ParseErrorKind::IncludeNotAFile { name, path, what } => write!(
-                f,
-                "included file '{name}' ({}) is {what}, not a parameter file",
-                path.display()
-            ),
+            ParseErrorKind::IncludeNotAFile { name, path, what } => {
+                write!(f, "included file '{name}'")?;
+                // A relative name says where it was found.
+                if path.as_path() != std::path::Path::new(name) {
+                    write!(f, " ({})", path.display())?;
+                }
+                write!(f, " is {what}, not a parameter file")
+            }
             ParseErrorKind::IncludeCycle { name, path } => write!(
                 f,
                 "include cycle: 'source {name}' would re-enter {}, which is already being read",
