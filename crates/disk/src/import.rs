@@ -13,8 +13,10 @@
 //! Every value is range-checked where it is read, so an error names the file and
 //! line the value was written at (the `.model` or `.seek`, not the `.parv`), and
 //! the layout's own checks name the zone's line. `Block count`, which DiskSim
-//! overwrites with the capacity the zones give, is compared with that capacity
-//! (see [`BLOCK_COUNT_FACTOR_MAX`]).
+//! overwrites with the capacity the zones give, is compared with that capacity:
+//! 7 of DiskSim's 11 validated drives disagree, by up to 18%, so a disagreement
+//! within a factor of 2 is a warning ([`DriveSpec::warnings`]) and one beyond it
+//! an error.
 
 mod fields;
 mod firmware;
