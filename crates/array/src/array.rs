@@ -117,12 +117,40 @@ fn checked_spec(dir: &Path, spec: &ArraySpec) -> Result<ArraySpec, ArrayError> {
             "disk names must be non-empty single lines, 2048 bytes in all",
         ));
     }
-    for name in member_disks(&spec) {
-        spinstack_disk::catalog::resolve(&name).map_err(|e| ArrayError::Disk {
+    // The member's drive is what `serve --timing model` times it on and where its
+    // track map comes from: a member larger than that drive would have LBNs the
+    // model does not (inputs finding 24). With no drive named, the default one
+    // models the volume only if asked (`--timing model`, which then refuses it),
+    // so a large volume for real data alone is not refused here, except where
+    // the level's layout itself is made of that drive's tracks.
+    let model_bounds_size = !spec.disks.is_empty() || level == Level::Raid5TrackAligned;
+    for (member, name) in member_disks(&spec).iter().enumerate() {
+        let disk_error = |problem: String| ArrayError::Disk {
             dir: dir.to_path_buf(),
             name: name.clone(),
-            problem: e.to_string(),
-        })?;
+            problem,
+        };
+        let drive =
+            spinstack_disk::catalog::resolve(name).map_err(|e| disk_error(e.to_string()))?;
+        let capacity = spinstack_disk::layout::Layout::new(&drive.layout)
+            .map_err(|e| disk_error(e.to_string()))?
+            .capacity();
+        if model_bounds_size && spec.member_size > capacity {
+            let which = if spec.disks.is_empty() {
+                " (the default drive: no disk was named)"
+            } else {
+                ""
+            };
+            return Err(disk_error(format!(
+                "member {member} is {} sectors ({} bytes), larger than the modelled drive{which}, \
+                 which holds {} sectors ({} bytes): give a member size of at most the drive's \
+                 capacity, or a larger drive",
+                spec.member_size.0,
+                spec.member_size.bytes(),
+                capacity.0,
+                capacity.bytes()
+            )));
+        }
     }
     spec.track_units = match level {
         Level::Raid5TrackAligned => Some(spec.track_units.unwrap_or(TrackUnits::WholeTrack)),

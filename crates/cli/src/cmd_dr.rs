@@ -50,7 +50,8 @@ struct StudyArgs {
     /// Only with `--log tpcc`.
     #[arg(long)]
     transactions: Option<u64>,
-    /// Window buffer in MB, or `none` (no compaction: LSN-order apply).
+    /// Window buffer in whole MB (1 to 1048576), or `none` (no compaction:
+    /// LSN-order apply).
     #[arg(long, default_value = "512")]
     window: String,
     /// Recovery time objective, seconds.
@@ -174,7 +175,7 @@ fn standby_level(
 }
 
 fn run_plan(args: PlanArgs) -> anyhow::Result<()> {
-    let spec = spinstack_disk::catalog::resolve(&args.disk)?;
+    let spec = crate::load_drive(&args.disk)?;
     let level = standby_level(&spec, args.standby.as_deref())?;
     let mode = &spec.power.standby[level.0 as usize];
     let input = PlanInput {
@@ -208,19 +209,30 @@ fn run_plan(args: PlanArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// Largest `--window`: 1 TiB, a window buffer far beyond any secondary's memory
+/// (the paper's is 512 MB), and small enough that its bytes fit any count.
+const WINDOW_MB_MAX: u64 = 1 << 20;
+
+/// `--window` in whole MB, 1 to [`WINDOW_MB_MAX`]. A fraction is refused rather
+/// than rounded: the report echoes the window in MB, and `0.5` read back as
+/// "window 0 MB" (inputs finding 25).
+fn window_mb(text: &str) -> anyhow::Result<u64> {
+    let mb: u64 = text.parse().ok().with_context(|| {
+        format!("--window {text:?}: a whole number of MB (1 to {WINDOW_MB_MAX}), or `none`")
+    })?;
+    anyhow::ensure!(
+        (1..=WINDOW_MB_MAX).contains(&mb),
+        "--window {mb}: a window is 1 to {WINDOW_MB_MAX} MB (1 TiB), or `none`"
+    );
+    Ok(mb)
+}
+
 fn run_study(args: StudyArgs) -> anyhow::Result<()> {
-    let spec = spinstack_disk::catalog::resolve(&args.disk)?;
+    let spec = crate::load_drive(&args.disk)?;
     let standby = standby_level(&spec, args.standby.as_deref())?;
     let window_bytes = match args.window.as_str() {
         "none" => None,
-        text => {
-            let mb: f64 = text
-                .parse()
-                .ok()
-                .filter(|mb: &f64| mb.is_finite() && *mb > 0.0)
-                .with_context(|| format!("--window {text:?}: a size in MB or `none`"))?;
-            Some((mb * 1048576.0) as u64)
-        }
+        text => Some(window_mb(text)? << 20),
     };
     // `--log`: the built-in generator (`None`) or a recorded pg_waldump dump.
     let recorded_log = match args.log.as_str() {
@@ -472,7 +484,7 @@ mod tests {
     #[test]
     fn the_defaults_fill_the_default_window() {
         let defaults = DrCommandLine::parse_from(["dr"]).study;
-        let window_bytes = (defaults.window.parse::<f64>().expect("a size") * 1048576.0) as u64;
+        let window_bytes = window_mb(&defaults.window).expect("a size") << 20;
         assert_eq!((defaults.warehouses, defaults.transactions), (None, None));
         let sample = Workload::generate(&SiteConfig::new(DEFAULT_WAREHOUSES, 20_000, 1));
         let needed = spinstack_replication::study::transactions_to_fill(&sample, window_bytes);

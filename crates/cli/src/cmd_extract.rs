@@ -103,7 +103,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         }
         map
     } else if let Some(disk) = &args.disk {
-        let spec = spinstack_disk::catalog::resolve(disk)?;
+        let spec = crate::load_drive(disk)?;
         let options = RunOptions {
             method,
             jitter: (!args.no_jitter).then(|| Jitter::typical(args.seed)),
@@ -180,8 +180,7 @@ fn run_experiment(args: &Args, id: &str) -> anyhow::Result<()> {
     let directory = args.out.join(id);
     let summary = match id {
         "boundary-test" => {
-            let spec =
-                spinstack_disk::catalog::resolve(args.disk.as_deref().unwrap_or("maxtor10kv-czk"))?;
+            let spec = crate::load_drive(args.disk.as_deref().unwrap_or("maxtor10kv-czk"))?;
             write_boundary_test(&spec, args.count, args.seed, &directory)
         }
         "zero-latency-test" => {
@@ -191,7 +190,7 @@ fn run_experiment(args: &Args, id: &str) -> anyhow::Result<()> {
             };
             let specs = names
                 .iter()
-                .map(|n| spinstack_disk::catalog::resolve(n))
+                .map(|n| crate::load_drive(n))
                 .collect::<Result<Vec<_>, _>>()?;
             write_zero_latency_test(&specs, args.count, args.seed, &directory)
         }

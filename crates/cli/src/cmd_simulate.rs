@@ -9,7 +9,6 @@ use crate::simulate_trace::{self, ReplayOptions};
 use crate::volume_report::{print_volume, volume_report, BuiltNames, VolumeReport};
 use anyhow::Context;
 use serde::Serialize;
-use spinstack_disk::catalog;
 use spinstack_disk::drive::{Drive, DriveOptions};
 use spinstack_disk::spec::SchedulingPolicy;
 use spinstack_sim::device::BlockDevice;
@@ -84,13 +83,26 @@ pub struct Args {
     /// blkparse); the first record's device when absent.
     #[arg(long, value_parser = parse_device, requires = "trace")]
     device: Option<u32>,
-    /// Replay at most this many records.
-    #[arg(long, requires = "trace")]
+    /// Replay at most this many records (at least 1).
+    #[arg(long, requires = "trace", value_parser = parse_limit)]
     pub(crate) limit: Option<u64>,
     /// Take addresses past the device's capacity modulo the capacity instead of
     /// stopping with an error.
     #[arg(long, requires = "trace")]
     pub(crate) wrap: bool,
+}
+
+/// `--limit`: a record count of at least 1. Refused up front, since `--limit 0`
+/// would read nothing and then report that "the trace holds no records" (inputs
+/// finding 25).
+fn parse_limit(text: &str) -> Result<u64, String> {
+    match text.parse::<u64>() {
+        Ok(0) => Err("a limit of 0 records would replay nothing; give at least 1".into()),
+        Ok(limit) => Ok(limit),
+        Err(_) => Err(format!(
+            "expected a whole number of records, found {text:?}"
+        )),
+    }
 }
 
 impl Args {
@@ -196,7 +208,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         return run_volume(path, options, &args);
     }
     let disk = args.disk.as_deref().unwrap_or_default();
-    let spec = catalog::resolve(disk).with_context(|| format!("cannot load drive {disk:?}"))?;
+    let spec = crate::load_drive(disk).with_context(|| format!("cannot load drive {disk:?}"))?;
     let drive = Drive::new(&spec, options)
         .with_context(|| format!("cannot build drive {:?}", spec.name))?;
     if let Some(trace) = &args.trace {

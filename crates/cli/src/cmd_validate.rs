@@ -84,8 +84,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
 }
 
 fn run_one(drive: &str, trace: &Path) -> anyhow::Result<ValidateReport> {
-    let spec = spinstack_disk::catalog::resolve(drive)
-        .with_context(|| format!("loading drive {drive}"))?;
+    let spec = crate::load_drive(drive).with_context(|| format!("loading drive {drive}"))?;
     let records = spinstack_sim::trace::read_validate_trace(trace)
         .with_context(|| format!("reading trace {}", trace.display()))?;
     let mut report = replay(&spec, &records)
@@ -122,6 +121,11 @@ fn run_all(dir: &Path, json: bool) -> anyhow::Result<()> {
         })
         .collect();
     names.sort();
+    anyhow::ensure!(
+        !names.is_empty(),
+        "{}: no NAME.trace files: nothing to validate",
+        traces.display()
+    );
     let rows: Vec<Row> = names
         .iter()
         .map(|name| {
@@ -136,7 +140,7 @@ fn run_all(dir: &Path, json: bool) -> anyhow::Result<()> {
                 mean_measured_ms: report.map(|r| r.mean_measured_ms),
                 mean_simulated_ms: report.map(|r| r.mean_simulated_ms),
                 disksim_demerit_ms: disksim_demerit_ms(name),
-                error: result.err().map(|e| format!("{e:#}")),
+                error: result.err().map(|e| crate::error_text(&e)),
             }
         })
         .collect();
@@ -145,6 +149,20 @@ fn run_all(dir: &Path, json: bool) -> anyhow::Result<()> {
     } else {
         print_table(&rows)?;
     }
+    // The table is printed whole, then a failed row fails the command, so a script
+    // (or CI) cannot take a broken drive for a validated one.
+    let failed: Vec<&str> = rows
+        .iter()
+        .filter(|row| row.error.is_some())
+        .map(|row| row.drive.as_str())
+        .collect();
+    anyhow::ensure!(
+        failed.is_empty(),
+        "{} of {} drives could not be replayed: {} (see the table)",
+        failed.len(),
+        rows.len(),
+        failed.join(", ")
+    );
     Ok(())
 }
 

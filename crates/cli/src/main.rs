@@ -80,6 +80,17 @@ fn main() {
     }
 }
 
+/// A drive by catalog name or file path, as every command takes one, with the
+/// warnings its file carries (a DiskSim `Block count` that disagrees with the
+/// zones, say) said on standard error.
+fn load_drive(name_or_path: &str) -> anyhow::Result<spinstack_disk::DriveSpec> {
+    let spec = spinstack_disk::catalog::resolve(name_or_path)?;
+    for warning in spec.warnings() {
+        eprintln!("warning: {warning}");
+    }
+    Ok(spec)
+}
+
 /// The error and its causes, each cause said once: many error types already put
 /// their cause in their own message, and anyhow's `{:#}` would repeat it.
 fn error_text(error: &anyhow::Error) -> String {

@@ -33,3 +33,24 @@ fn a_window_larger_than_the_log_is_not_studied() {
     );
     assert!(!stdout.contains("R_apl"), "{stdout}");
 }
+
+// Guards inputs finding 25: `--window 0.5` ran and was echoed as "window 0 MB", and
+// `--window 18446744073709551615` as "window 17592186044416 MB" (the value
+// changed). Proves a fraction and a window past 1 TiB are refused, naming the
+// option and the range, before anything runs.
+#[test]
+fn a_window_that_cannot_be_echoed_as_given_is_refused() {
+    for window in ["0.5", "0", "18446744073709551615", "1048577", "-1"] {
+        let out = Command::new(env!("CARGO_BIN_EXE_spinstack"))
+            .args(["dr", "--transactions", "1000", "--trials", "1"])
+            .arg(format!("--window={window}"))
+            .output()
+            .expect("the binary runs");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{window}: {stderr}");
+        assert!(
+            stderr.contains("--window") && stderr.contains("1048576"),
+            "{window}: {stderr}"
+        );
+    }
+}

@@ -91,6 +91,31 @@ fn closed_loop_limit_and_device() {
     assert_eq!(report["skipped_other_devices"], 3);
 }
 
+// Guards inputs finding 25: `--limit 0` read nothing and then said "the trace holds
+// no records", true but misleading. Proves it is refused up front, naming the
+// option, before the trace is opened.
+#[test]
+fn a_limit_of_zero_is_refused_up_front() {
+    let out = spinstack(&[
+        "simulate",
+        "--disk",
+        "atlas10k",
+        "--trace",
+        "/nonexistent/trace.csv",
+        "--format",
+        "msr",
+        "--limit",
+        "0",
+    ]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success());
+    assert!(
+        stderr.contains("--limit") && stderr.contains("would replay nothing"),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("nonexistent"), "{stderr}");
+}
+
 // Proves a trace replays on a volume, whose members' traffic is reported.
 #[test]
 fn replays_on_a_volume() {

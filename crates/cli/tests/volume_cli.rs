@@ -331,3 +331,31 @@ fn old_member_copies_are_refused_until_force_assembled() {
     let out = spinstack(&["status", "--json"], &dir);
     assert_eq!(ok_json(out)["state"], "healthy");
 }
+
+// Guards inputs finding 24 through the binary: `--member-size 100GiB --disk
+// atlas10k` (a 9.2 GB drive) was created. Proves it is refused, exit status 1,
+// naming the member, the drive and both sizes, and that no array is left behind.
+#[test]
+fn a_member_larger_than_its_drive_is_refused() {
+    let dir = fresh_dir("too-large");
+    let out = spinstack(
+        &[
+            "create",
+            "--level",
+            "single",
+            "--members",
+            "1",
+            "--member-size",
+            "100GiB",
+            "--disk",
+            "atlas10k",
+        ],
+        &dir,
+    );
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    for part in ["member 0", "\"atlas10k\"", "209715200 sectors", "holds 17"] {
+        assert!(stderr.contains(part), "{part:?} missing from: {stderr}");
+    }
+    assert!(!dir.join("member-0.img").exists(), "{stderr}");
+}

@@ -25,6 +25,20 @@ pub struct DriveSpec {
     pub power: PowerSpec,
 }
 
+/// Opens a provenance line that the user should see when the drive is loaded (a
+/// file that loads but disagrees with itself): see [`DriveSpec::warnings`].
+pub const WARNING_PREFIX: &str = "warning: ";
+
+impl DriveSpec {
+    /// The provenance lines that are warnings (without their prefix), for a
+    /// command to print when it loads the drive.
+    pub fn warnings(&self) -> impl Iterator<Item = &str> {
+        self.provenance
+            .iter()
+            .filter_map(|line| line.strip_prefix(WARNING_PREFIX))
+    }
+}
+
 // ---------------------------------------------------------------------------------
 // Layout
 // ---------------------------------------------------------------------------------

@@ -11,7 +11,7 @@
 //! settle). The walk goes over the spec's serialized form, so a field added later
 //! is covered without touching this file.
 
-use crate::spec::{DriveSpec, LayoutSpec};
+use crate::spec::{DriveSpec, LayoutSpec, MechanicsSpec};
 
 /// Most sectors on one track. The rotation's angle arithmetic is DiskSim's: a
 /// transfer time is computed from the angle shifted right by 12 bits, 2^20 steps a
@@ -227,6 +227,7 @@ pub fn check_counts(spec: &DriveSpec) -> Result<(), TimeFieldError> {
             );
         }
     }
+    check_write_settle(&spec.mechanics)?;
     let scale = firmware.overhead_time_scale;
     if !(scale.is_finite() && (0.0..=1.0e6).contains(&scale)) {
         return error(
@@ -234,6 +235,31 @@ pub fn check_counts(spec: &DriveSpec) -> Result<(), TimeFieldError> {
             scale,
             "a scale factor on the overheads: finite, 0 to 1,000,000",
         );
+    }
+    Ok(())
+}
+
+/// A negative write settle (see the module doc) must be shorter than the
+/// one-cylinder seek: the model clamps a write's positioning at zero, so a longer
+/// one makes every short write seek free. DiskSim's two negative settles are about
+/// half their drive's one-cylinder seek (dec_rz26: -0.483 against 1.014 ms).
+pub fn check_write_settle(mechanics: &MechanicsSpec) -> Result<(), TimeFieldError> {
+    let settle = mechanics.write_settle_ms;
+    if settle >= 0.0 {
+        return Ok(());
+    }
+    // A curve the seek model refuses is reported where the drive is built.
+    let Ok(curve) = crate::drive::mechanics::SeekCurve::new(&mechanics.seek) else {
+        return Ok(());
+    };
+    let one_cylinder_ms = curve.seek_ps(1) as f64 / 1e9;
+    if -settle >= one_cylinder_ms {
+        return Err(TimeFieldError {
+            path: "mechanics.write_settle_ms".into(),
+            value: settle,
+            rule: "a negative write settle must be shorter than the one-cylinder seek, or \
+                   every short write seek would take no time",
+        });
     }
     Ok(())
 }

@@ -406,3 +406,78 @@ fn hand_made_zones_follow_the_stated_linear_rule() {
         }
     }
 }
+
+/// Loads the catalog's ultrastar36z15 text with the first `from` replaced by `to`,
+/// from a file; the error's text.
+fn load_edited_toml(tag: &str, from: &str, to: &str) -> String {
+    let text = catalog::source_text("ultrastar36z15").expect("in catalog");
+    assert!(text.contains(from), "{from:?}");
+    let directory = std::env::temp_dir().join(format!(
+        "spinstack-catalog-edit-{}-{tag}",
+        std::process::id()
+    ));
+    std::fs::create_dir_all(&directory).expect("temp dir");
+    let path = directory.join("drive.toml");
+    std::fs::write(&path, text.replacen(from, to, 1)).expect("write");
+    let result = catalog::resolve(path.to_str().expect("utf-8"));
+    std::fs::remove_dir_all(&directory).ok();
+    result
+        .expect_err("the edited drive must be refused")
+        .to_string()
+}
+
+// Guards inputs findings 16 and 19 for catalog-format files: `track_skew_sectors =
+// 100000` (a 430-sector track) and `cylinders = 100` (zones to 16014) ran, and
+// layout problems named only the drive when a command built it. Proves both are
+// refused when the file is read, naming the file and the zone's
+// `[[layout.zones]]` line, and that an overlap and a zero rpm name the file too.
+#[test]
+fn toml_layout_problems_name_the_file_and_zone() {
+    let message = load_edited_toml(
+        "skew",
+        "track_skew_sectors = 86",
+        "track_skew_sectors = 100000",
+    );
+    assert!(
+        message.contains("drive.toml: line 71: invalid layout: zone 0")
+            && message.contains("longer than the zone's 430-sector track"),
+        "{message}"
+    );
+    let message = load_edited_toml("cylinders", "cylinders = 16015", "cylinders = 100");
+    assert!(
+        message.contains("drive.toml: line 71: invalid layout: zone 0")
+            && message.contains("ends past the drive's 100 cylinders"),
+        "{message}"
+    );
+    let message = load_edited_toml("overlap", "first_cylinder = 1334", "first_cylinder = 1300");
+    assert!(
+        message.contains("drive.toml: line 78: invalid layout: zones 0-1333 and 1300-2667 overlap"),
+        "{message}"
+    );
+    // A negative settle as long as the one-cylinder seek (0.6 ms) makes every short
+    // write seek free.
+    let message = load_edited_toml("settle", "write_settle_ms = 0.0", "write_settle_ms = -0.6");
+    assert!(
+        message.contains("drive.toml: line 158: `mechanics.write_settle_ms` = -0.6"),
+        "{message}"
+    );
+    let message = load_edited_toml("rpm", "rpm = 15000", "rpm = 0");
+    assert!(
+        message.contains("drive.toml") && message.contains("0 rpm"),
+        "{message}"
+    );
+}
+
+// Proves every catalog drive passes the checks a drive file is read with (the
+// time and count ranges and a built drive), and that a zone gap is accepted, as
+// DiskSim accepts one (inputs finding 16 decided gaps stay legal).
+#[test]
+fn every_catalog_drive_passes_the_file_checks_and_gaps_are_legal() {
+    for name in catalog::names() {
+        let text = catalog::source_text(name).expect("in catalog");
+        catalog::parse_toml(name, text).unwrap_or_else(|error| panic!("{name}: {error}"));
+    }
+    let text = catalog::source_text("ultrastar36z15").expect("in catalog");
+    let gap = text.replacen("first_cylinder = 1334", "first_cylinder = 1400", 1);
+    catalog::parse_toml("gap.toml", &gap).expect("a zone gap is legal");
+}

@@ -239,6 +239,15 @@ fn random_serpentine(seed: u64) -> SerpentineLayoutSpec {
         });
     }
     spec.cylinders = next + rng.range(0, 2) as u32;
+    // A skew may be at most the shortest track (the layout refuses longer ones).
+    let shortest = spec
+        .zones
+        .iter()
+        .flat_map(|z| z.sectors_per_track_by_surface.iter().copied())
+        .min()
+        .unwrap_or(1);
+    spec.track_skew_sectors = spec.track_skew_sectors.min(shortest);
+    spec.surface_switch_skew_sectors = spec.surface_switch_skew_sectors.min(shortest);
     spec
 }
 

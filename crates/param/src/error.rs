@@ -19,6 +19,13 @@ pub enum ParseErrorKind {
         name: String,
         searched: Vec<PathBuf>,
     },
+    /// `source NAME` names something that exists but is not a regular file (a
+    /// directory, a device); `what` says which.
+    IncludeNotAFile {
+        name: String,
+        path: PathBuf,
+        what: &'static str,
+    },
     /// `source NAME` would include a file that is already being read.
     IncludeCycle { name: String, path: PathBuf },
     /// Includes nested deeper than the limit.
@@ -40,12 +47,25 @@ impl fmt::Display for ParseErrorKind {
             }
             ParseErrorKind::BadRange(text) => write!(f, "bad range: {text}"),
             ParseErrorKind::IncludeNotFound { name, searched } => {
-                write!(f, "cannot find included file '{name}' (looked in")?;
+                write!(f, "cannot find included file '{name}'")?;
+                // An absolute name is looked up nowhere else: no list to show.
+                if searched.is_empty() {
+                    return Ok(());
+                }
+                f.write_str(" (looked in")?;
                 for (i, dir) in searched.iter().enumerate() {
                     let sep = if i == 0 { " " } else { ", " };
                     write!(f, "{sep}{}", dir.display())?;
                 }
                 f.write_str(")")
+            }
+            ParseErrorKind::IncludeNotAFile { name, path, what } => {
+                write!(f, "included file '{name}'")?;
+                // A relative name says where it was found.
+                if path.as_path() != std::path::Path::new(name) {
+                    write!(f, " ({})", path.display())?;
+                }
+                write!(f, " is {what}, not a parameter file")
             }
             ParseErrorKind::IncludeCycle { name, path } => write!(
                 f,

@@ -76,16 +76,26 @@ struct Source {
     chars: Vec<char>,
     at: usize,
     line: u32,
+    /// `{` and `[` read from this file minus `}` and `]`: a file that ends with
+    /// some still open was most likely cut short.
+    open: i64,
 }
+
+/// The UTF-8 byte-order mark, as a character.
+const BOM: char = '\u{feff}';
 
 impl Source {
     fn new(path: PathBuf, canonical: Option<PathBuf>, text: &str) -> Source {
+        // A byte-order mark at the start is skipped, as every spinstack text input
+        // skips it (Windows editors write one); anywhere else it is a word character.
+        let text = text.strip_prefix(BOM).unwrap_or(text);
         Source {
             path: Arc::new(path),
             canonical,
             chars: text.chars().collect(),
             at: 0,
             line: 1,
+            open: 0,
         }
     }
 
@@ -122,10 +132,20 @@ fn is_word_char(c: char) -> bool {
     !is_blank(c) && !matches!(c, ';' | '{' | '}' | ',' | '[' | ']' | ':' | '?' | '=')
 }
 
+/// An included file that ended with blocks or lists still open: where it ended
+/// and how many.
+#[derive(Clone, Debug)]
+pub struct UnclosedInclude {
+    pub end: Position,
+    pub open: i64,
+}
+
 pub struct Lexer {
     stack: Vec<Source>,
     /// End of the include that closed since the last token.
     closed_include: Option<Position>,
+    /// The first included file that ended inside a block or list it opened.
+    pub unclosed_include: Option<UnclosedInclude>,
     /// Every file opened, in order.
     pub files: Vec<PathBuf>,
 }
@@ -138,6 +158,7 @@ impl Lexer {
         Ok(Lexer {
             stack: vec![Source::new(path.to_path_buf(), canonical, &text)],
             closed_include: None,
+            unclosed_include: None,
             files: vec![path.to_path_buf()],
         })
     }
@@ -147,6 +168,7 @@ impl Lexer {
         Lexer {
             stack: vec![Source::new(path.to_path_buf(), None, text)],
             closed_include: None,
+            unclosed_include: None,
             files: vec![path.to_path_buf()],
         }
     }
@@ -175,15 +197,33 @@ impl Lexer {
                         after_include,
                     });
                 }
-                self.stack.pop();
+                let closed = self.stack.pop().expect("the stack holds this source");
+                if closed.open > 0 && self.unclosed_include.is_none() {
+                    self.unclosed_include = Some(UnclosedInclude {
+                        end: pos.clone(),
+                        open: closed.open,
+                    });
+                }
                 self.closed_include = Some(pos);
                 continue;
             };
             let tok = match c {
-                '{' => Tok::LBrace,
-                '}' => Tok::RBrace,
-                '[' => Tok::LBracket,
-                ']' => Tok::RBracket,
+                '{' | '[' => {
+                    src.open += 1;
+                    if c == '{' {
+                        Tok::LBrace
+                    } else {
+                        Tok::LBracket
+                    }
+                }
+                '}' | ']' => {
+                    src.open -= 1;
+                    if c == '}' {
+                        Tok::RBrace
+                    } else {
+                        Tok::RBracket
+                    }
+                }
                 ',' => Tok::Comma,
                 '=' => Tok::Equals,
                 ';' => Tok::Semicolon,
@@ -253,17 +293,34 @@ impl Lexer {
     }
 
     /// Look `name` up next to the including file, then in each `LP_PATH` directory.
+    /// A path that exists but is not a regular file (a directory, a device) is
+    /// named as such rather than reported missing.
     fn resolve(&self, name: &str, pos: &Position) -> Result<PathBuf, ParseError> {
         let here = pos.file.parent().map(Path::to_path_buf).unwrap_or_default();
         let mut dirs = vec![here];
         if let Some(lp_path) = std::env::var_os("LP_PATH") {
             dirs.extend(std::env::split_paths(&lp_path));
         }
+        let mut not_a_file = None;
         for dir in &dirs {
             let candidate = dir.join(name);
-            if candidate.is_file() {
-                return Ok(candidate);
+            match std::fs::metadata(&candidate) {
+                Ok(meta) if meta.is_file() => return Ok(candidate),
+                Ok(meta) if not_a_file.is_none() => {
+                    not_a_file = Some((candidate, kind_of_non_file(&meta)))
+                }
+                _ => {}
             }
+        }
+        if let Some((path, what)) = not_a_file {
+            return Err(error(
+                pos,
+                ParseErrorKind::IncludeNotAFile {
+                    name: name.to_string(),
+                    path,
+                    what,
+                },
+            ));
         }
         let searched = if Path::new(name).is_absolute() {
             Vec::new()
@@ -277,6 +334,23 @@ impl Lexer {
                 searched,
             },
         ))
+    }
+}
+
+/// What a path that is not a regular file is, in words.
+fn kind_of_non_file(meta: &std::fs::Metadata) -> &'static str {
+    use std::os::unix::fs::FileTypeExt;
+    let kind = meta.file_type();
+    if kind.is_dir() {
+        "a directory"
+    } else if kind.is_char_device() || kind.is_block_device() {
+        "a device"
+    } else if kind.is_fifo() {
+        "a FIFO"
+    } else if kind.is_socket() {
+        "a socket"
+    } else {
+        "a special file"
     }
 }
 

@@ -10,8 +10,11 @@
 //!
 //! **Invariants.** Parsing never panics, whatever the input: include depth, block
 //! and list nesting and range expansion are all bounded, and every failure is a
-//! [`ParseError`] naming file, line and problem. A trailing comma is an error (as in
-//! DiskSim), and so is a parameter set twice in one block.
+//! [`ParseError`] naming file, line and problem. An include that names a
+//! directory or a device says so; an include that ends inside a block or list it
+//! opened is named, with the line it ends at, in the next syntax error (a file cut
+//! short). A UTF-8 byte-order mark at the start of any file is skipped. A trailing
+//! comma is an error (as in DiskSim), and so is a parameter set twice in one block.
 //!
 //! **What it does not model.** Meaning. Which parameters a block accepts, their
 //! types and units belong to the importer (`spinstack_disk::import`). Inheritance

@@ -52,15 +52,32 @@ impl Parser {
     }
 
     /// A syntax error on the first token after an include ended usually means the
-    /// included file was cut short: say where it ended.
+    /// included file was cut short: say where it ended. So does any syntax error
+    /// after an included file that ended inside a block or list it opened (a
+    /// model cut just before its `] # Zones` fails a few tokens later, in the
+    /// includer).
     fn annotate(&self, mut e: ParseError) -> ParseError {
-        let Some(last) = &self.last else { return e };
-        let (Some(end), ParseErrorKind::Syntax(text)) = (&last.after_include, &mut e.kind) else {
+        let ParseErrorKind::Syntax(text) = &mut e.kind else {
             return e;
         };
-        if e.file == last.pos.file.as_path() && e.line == last.pos.line {
+        let just_after = self.last.as_ref().and_then(|last| {
+            let end = last.after_include.as_ref()?;
+            (e.file == last.pos.file.as_path() && e.line == last.pos.line).then_some(end)
+        });
+        if let Some(end) = just_after {
             text.push_str(&format!(
                 " (just after the end of included file {end}; is it truncated?)"
+            ));
+        } else if let Some(unclosed) = &self.lexer.unclosed_include {
+            let open = unclosed.open;
+            let things = if open == 1 {
+                "a block or list"
+            } else {
+                "blocks or lists"
+            };
+            text.push_str(&format!(
+                " (included file {} ended with {open} {things} still open; is it truncated?)",
+                unclosed.end
             ));
         }
         e

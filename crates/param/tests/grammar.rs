@@ -276,3 +276,94 @@ fn include_depth_is_bounded() {
         "{e}"
     );
 }
+
+// Guards inputs finding 19: `source /tmp` and `source /dev/zero` said "cannot find
+// included file '/tmp' (looked in)", with an empty list, although the path exists.
+// Proves each is named for what it is, at the includer's line, and that a missing
+// absolute path no longer shows an empty "(looked in)".
+#[test]
+fn an_include_that_is_not_a_file_says_what_it_is() {
+    let dir = scratch("include-not-a-file");
+    std::fs::create_dir_all(dir.join("sub")).unwrap();
+    for (target, what) in [
+        ("/tmp", "is a directory"),
+        ("/dev/zero", "is a device"),
+        ("sub", "is a directory"),
+    ] {
+        std::fs::write(
+            dir.join("a.parv"),
+            format!("t x {{\n m = source {target} }}\n"),
+        )
+        .unwrap();
+        let e = parse_file(&dir.join("a.parv")).unwrap_err();
+        let shown = e.to_string();
+        assert!(
+            matches!(e.kind, ParseErrorKind::IncludeNotAFile { .. }),
+            "{target}: {shown}"
+        );
+        assert!(
+            shown.contains("a.parv:2:") && shown.contains(what),
+            "{target}: {shown}"
+        );
+    }
+    std::fs::write(dir.join("a.parv"), "t x {\n m = source /no/such.model }\n").unwrap();
+    let shown = parse_file(&dir.join("a.parv")).unwrap_err().to_string();
+    assert!(
+        shown.ends_with("cannot find included file '/no/such.model'"),
+        "{shown}"
+    );
+}
+
+// Guards inputs finding 19: a model cut just before its `] # Zones` failed three
+// tokens into the includer without the "is it truncated?" hint other cuts get.
+// Proves an included file that ends with blocks or lists still open is named, with
+// the line it ends at, whatever token the error is found on.
+#[test]
+fn an_include_ending_inside_open_blocks_is_called_truncated() {
+    let dir = scratch("include-unclosed");
+    std::fs::write(
+        dir.join("top.parv"),
+        "disksim_disk D {\n Model = source m.model,\n Per-request overhead time = 0.0,\n x = 1 }\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("m.model"),
+        "dm_disk M {\n Layout = dm_layout_g1 {\n  Zones = [\n   zone { a = 1 },\n   zone { a = 2 }\n",
+    )
+    .unwrap();
+    let shown = parse_file(&dir.join("top.parv")).unwrap_err().to_string();
+    assert!(
+        shown.starts_with(&format!("{}:3:", dir.join("top.parv").display())),
+        "{shown}"
+    );
+    assert!(
+        shown.contains("m.model:6 ended with 3 blocks or lists still open; is it truncated?"),
+        "{shown}"
+    );
+}
+
+// Guards inputs finding 25: a UTF-8 byte-order mark (as Windows editors write) made
+// the first word of a .parv unreadable. Proves it is skipped at the start of the top
+// file and of an included one, lines unchanged, and stays a word character elsewhere.
+#[test]
+fn a_byte_order_mark_at_the_start_is_skipped() {
+    let dir = scratch("bom");
+    std::fs::write(
+        dir.join("top.parv"),
+        "\u{feff}t x {\n m = source inc.txt }\n",
+    )
+    .unwrap();
+    std::fs::write(dir.join("inc.txt"), "\u{feff}\n7").unwrap();
+    let f = parse_file(&dir.join("top.parv")).unwrap_or_else(|e| panic!("{e}"));
+    let block = first_block(&f);
+    assert_eq!(block.type_name, "t");
+    let m = block.get("m").unwrap();
+    assert_eq!((m.value.as_int(), m.value.pos.line), (Some(7), 2));
+    let from_text = parse("\u{feff}t x { a = 1 }");
+    assert_eq!(first_block(&from_text).type_name, "t");
+    let inside = parse("t x { a = b\u{feff} }");
+    assert_eq!(
+        first_block(&inside).get("a").unwrap().value.as_word(),
+        Some("b\u{feff}")
+    );
+}

@@ -370,6 +370,10 @@ pub fn parse_reader(source_name: &str, mut input: impl BufRead) -> Result<WalLog
         let Ok(text) = std::str::from_utf8(&bytes) else {
             return Err(line_error("not UTF-8 text"));
         };
+        let text = match line {
+            1 => spinstack_sim::input_file::strip_bom(text),
+            _ => text,
+        };
         let trimmed = text.trim();
         if trimmed.is_empty() || trimmed.starts_with("pg_waldump:") {
             continue;

@@ -313,3 +313,12 @@ fn real_pgbench_wal() {
     assert!(log.transactions >= 300, "{} transactions", log.transactions);
     assert!(log.records.iter().any(|r| r.ends_transaction));
 }
+
+// Guards inputs finding 25: every text input skips a UTF-8 byte-order mark at its
+// start. Proves a dump starting with one reads as without.
+#[test]
+fn a_byte_order_mark_at_the_start_is_skipped() {
+    let plain = parse("sample", SAMPLE).expect("parses");
+    let marked = parse("sample", &format!("\u{feff}{SAMPLE}")).expect("parses with a BOM");
+    assert_eq!(marked.records, plain.records);
+}

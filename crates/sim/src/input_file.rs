@@ -30,13 +30,26 @@ pub fn read_bounded(path: &Path, bytes_max: u64) -> Result<Vec<u8>, String> {
     Ok(bytes)
 }
 
-/// [`read_bounded`], as UTF-8 text.
+/// `text` without a UTF-8 byte-order mark at its start. Every text input (drive,
+/// volume and parameter files, track maps, traces, seek curves, log dumps) skips
+/// one there, since Excel and Windows editors write one; elsewhere it stays a
+/// character like any other.
+pub fn strip_bom(text: &str) -> &str {
+    text.strip_prefix('\u{feff}').unwrap_or(text)
+}
+
+/// [`read_bounded`], as UTF-8 text, without a leading byte-order mark
+/// ([`strip_bom`]).
 pub fn read_bounded_text(path: &Path, bytes_max: u64) -> Result<String, String> {
-    String::from_utf8(read_bounded(path, bytes_max)?).map_err(|error| {
+    let text = String::from_utf8(read_bounded(path, bytes_max)?).map_err(|error| {
         format!(
             "not UTF-8 text (byte {} is not part of a character)",
             error.utf8_error().valid_up_to()
         )
+    })?;
+    Ok(match strip_bom(&text).len() {
+        len if len == text.len() => text,
+        len => text[text.len() - len..].to_string(),
     })
 }
 
@@ -74,6 +87,10 @@ mod tests {
         assert!(read_bounded(&file, 99)
             .unwrap_err()
             .contains("larger than 99 bytes"));
+        // Guards inputs finding 25: a byte-order mark at the start is skipped.
+        std::fs::write(&file, "\u{feff}level = 1\n").unwrap();
+        assert_eq!(read_bounded_text(&file, 100).unwrap(), "level = 1\n");
+        assert_eq!(strip_bom("a\u{feff}"), "a\u{feff}");
         std::fs::write(&file, [0xffu8, 0xfe]).unwrap();
         assert!(read_bounded_text(&file, 100)
             .unwrap_err()

@@ -95,6 +95,10 @@ pub fn parse_validate_trace(bytes: &[u8], file: &str) -> Result<Vec<ValidateReco
         };
         let line = std::str::from_utf8(raw_line)
             .map_err(|_| error("the line is not valid UTF-8 text".to_string()))?;
+        let line = match index {
+            0 => crate::input_file::strip_bom(line),
+            _ => line,
+        };
         if line.trim().is_empty() {
             continue;
         }
@@ -169,6 +173,17 @@ mod tests {
 
     fn parse(text: &str) -> Result<Vec<ValidateRecord>, TraceError> {
         parse_validate_trace(text.as_bytes(), "test.trace")
+    }
+
+    // Guards inputs finding 25: every text input skips a UTF-8 byte-order mark at its
+    // start. Proves a validate trace starting with one reads as without.
+    #[test]
+    fn a_byte_order_mark_at_the_start_is_skipped() {
+        let text = "R Hit 7563004 4 14368.00000 28778.0\n";
+        assert_eq!(
+            parse(&format!("\u{feff}{text}")).unwrap(),
+            parse(text).unwrap()
+        );
     }
 
     // Proves every field is read, with fractional microseconds converted exactly, and

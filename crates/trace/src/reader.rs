@@ -143,6 +143,10 @@ impl<R: BufRead> TraceReader<R> {
             let text = std::str::from_utf8(&self.buffer)
                 .map_err(|_| "the line is not UTF-8 text".to_string())?;
             let text = text.strip_suffix('\r').unwrap_or(text);
+            let text = match self.line {
+                1 => spinstack_sim::input_file::strip_bom(text),
+                _ => text,
+            };
             let record = match self.parser.parse(text, self.line)? {
                 Line::Record(record) => record,
                 Line::Skip => continue,

@@ -377,3 +377,22 @@ fn long_lines_and_crlf() {
     let records = read_text("0,1,512,r,1\r\n0,2,512,w,2\r\n", TraceFormat::Spc).unwrap();
     assert_eq!(records.len(), 2);
 }
+
+// Guards inputs finding 25: a UTF-8 byte-order mark (Excel writes one to MSR CSVs)
+// was refused in every format ("\u{feff}Timestamp"). Proves each fixture read with
+// one at its start gives the same records as without.
+#[test]
+fn a_byte_order_mark_at_the_start_is_skipped() {
+    for (name, format) in [
+        ("msr.csv", TraceFormat::Msr),
+        ("spc.csv", TraceFormat::Spc),
+        ("blkparse.txt", TraceFormat::Blkparse),
+        ("disksim.trace", TraceFormat::Disksim),
+    ] {
+        let text = std::fs::read_to_string(fixture(name)).unwrap();
+        let plain = read_text(&text, format).unwrap_or_else(|e| panic!("{name}: {e}"));
+        let marked = read_text(&format!("\u{feff}{text}"), format)
+            .unwrap_or_else(|e| panic!("{name} with a BOM: {e}"));
+        assert_eq!(marked, plain, "{name}");
+    }
+}

@@ -35,12 +35,14 @@
 //! remapped 4711 12 3 301
 //! ```
 //!
-//! Header lines `drive`, `method`, `capacity` come before the first track. `-`
+//! Header lines `drive`, `method`, `capacity` come before the first track, each
+//! once (a second one is an error, not an override). `-`
 //! marks a cylinder or surface the method could not observe (timing-only
 //! extraction). `uncertain` marks a track whose boundaries the method could not
 //! decide with the stated confidence. A `remapped LBN CYLINDER SURFACE SECTOR`
 //! line records an LBN whose home track is the one covering it but which the
-//! drive stores elsewhere. Blank lines and lines starting with `#` are comments.
+//! drive stores elsewhere. Blank lines and lines starting with `#` are comments;
+//! a UTF-8 byte-order mark at the start of the text is skipped.
 //! The reader rejects anything that does not tile — gaps, overlaps, empty
 //! tracks, maps that stop short of or run past the capacity, remapped LBNs past
 //! it — and every error names the file and the line ([`MapError`]). The writer's

@@ -68,8 +68,10 @@ impl TrackMap {
         TrackMap::parse(&text, &path.display().to_string())
     }
 
-    /// Parse the text format; `file` names the source in errors.
+    /// Parse the text format; `file` names the source in errors. A byte-order mark
+    /// at the start is skipped (spreadsheets write one).
     pub fn parse(text: &str, file: &str) -> Result<TrackMap, MapError> {
+        let text = spinstack_sim::input_file::strip_bom(text);
         let mut parser = Parser::new(file);
         for (index, raw) in text.lines().enumerate() {
             parser.line = index + 1;
@@ -141,6 +143,19 @@ impl<'f> Parser<'f> {
             return Err(self.error(format!("`{}` needs a value", fields[0])));
         }
         let value = fields[1..].join(" ");
+        // A header said twice is refused: the last would silently win (a second
+        // `drive` line renamed the map).
+        let already = match fields[0] {
+            "drive" => self.drive.is_some(),
+            "method" => self.method.is_some(),
+            _ => self.capacity.is_some(),
+        };
+        if already {
+            return Err(self.error(format!(
+                "a second `{}` header (a map has one of each)",
+                fields[0]
+            )));
+        }
         match fields[0] {
             "drive" => self.drive = Some(value),
             "method" => self.method = Some(value),

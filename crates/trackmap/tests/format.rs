@@ -116,6 +116,47 @@ fn malformed_maps_name_file_line_and_problem() {
     assert!(error_of(&late).contains("after the first track"));
 }
 
+// Guards inputs finding 25: a second `capacity` or `drive` header was accepted,
+// the last winning (`drive other` renamed the map). Proves each header said twice
+// is refused at the second one's line.
+#[test]
+fn a_header_said_twice_is_refused() {
+    for (header, twice) in [
+        (
+            "capacity",
+            "drive d\nmethod m\ncapacity 20\ncapacity 30\n0 20 0 0\n",
+        ),
+        (
+            "drive",
+            "drive d\nmethod m\ncapacity 20\ndrive other\n0 20 0 0\n",
+        ),
+        (
+            "method",
+            "drive d\nmethod m\nmethod n\ncapacity 20\n0 20 0 0\n",
+        ),
+    ] {
+        let message = error_of(twice);
+        assert!(
+            message.contains(&format!("a second `{header}` header")),
+            "{message}"
+        );
+    }
+    assert!(
+        error_of("drive d\nmethod m\ncapacity 20\ncapacity 30\n0 20 0 0\n")
+            .starts_with("maps/bad.map:4:")
+    );
+}
+
+// Guards inputs finding 25: a map starting with a UTF-8 byte-order mark gave "a
+// track line has 4 or 5 fields ... found 6" (its `#` comment was no longer one).
+// Proves the mark is skipped and the map reads as without.
+#[test]
+fn a_byte_order_mark_at_the_start_is_skipped() {
+    let text = sample().to_text();
+    let marked = TrackMap::parse(&format!("\u{feff}{text}"), "marked.map").expect("reads");
+    assert_eq!(marked, sample());
+}
+
 /// A file that cannot be read is named, with line 0.
 #[test]
 fn missing_file_is_named() {

@@ -55,6 +55,7 @@ pub struct Built {
 pub fn build(spec: &VolumeSpec, drive_options: &DriveOptions) -> Result<Built, BuildError> {
     let mut drives = Vec::new();
     let mut maps = Vec::new();
+    let mut warnings = Vec::new();
     for (index, name) in spec.members.iter().enumerate() {
         let member = |problem: String| BuildError::Member {
             location: spec
@@ -66,12 +67,20 @@ pub fn build(spec: &VolumeSpec, drive_options: &DriveOptions) -> Result<Built, B
         };
         let drive_spec =
             spinstack_disk::catalog::resolve(name).map_err(|e| member(e.to_string()))?;
+        // What the drive's file carries as warnings, said once per drive.
+        for warning in drive_spec.warnings() {
+            let note = format!("member {index} ({name}): {warning}");
+            if !warnings.iter().any(|w: &String| w.ends_with(warning)) {
+                warnings.push(note);
+            }
+        }
         let drive =
             Drive::new(&drive_spec, drive_options.clone()).map_err(|e| member(e.to_string()))?;
         maps.push(drive.layout().track_map(&drive_spec.name));
         drives.push(drive);
     }
-    let notes = capacity_notes(spec, &drives);
+    let mut notes = warnings;
+    notes.extend(capacity_notes(spec, &drives));
     let volume = build_level(spec, drives, maps)?;
     let volume = match spec.buffer {
         Some(buffer) => Volume::Buffered(Box::new(DmaBuffer::new(

@@ -136,13 +136,23 @@ impl VolumeSpec {
     }
 }
 
-/// A bad volume file: where and what.
+/// A bad volume file: where and what. `line` is 1-based, or 0 when the problem is
+/// the file as a whole (it cannot be read), which the message then does not
+/// mention.
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
-#[error("{file}: line {line}: {problem}")]
+#[error("{file}: {}{problem}", at_line(*line))]
 pub struct ConfigError {
     pub file: String,
     pub line: usize,
     pub problem: String,
+}
+
+/// `line N: ` for a line, nothing for the whole file (line 0).
+fn at_line(line: usize) -> String {
+    match line {
+        0 => String::new(),
+        line => format!("line {line}: "),
+    }
 }
 
 #[derive(Deserialize)]

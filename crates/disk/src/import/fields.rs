@@ -66,20 +66,51 @@ impl<'a> Fields<'a> {
         int_of(self.need(name)?)
     }
 
-    pub fn float(&self, name: &str) -> Result<f64, ImportError> {
-        float_of(self.need(name)?)
-    }
-
     /// A duration in milliseconds: finite, not negative, and within
     /// [`crate::spec_check::TIME_MS_MAX`].
     pub fn duration_ms(&self, name: &str) -> Result<f64, ImportError> {
+        duration_of(self.need(name)?)
+    }
+
+    /// Each of `names` that is set must be a duration ([`Fields::duration_ms`]),
+    /// although nothing reads it: a negative or absurd time in a drive file is an
+    /// error in the file whether or not this model uses it.
+    pub fn unused_durations(&self, names: &[&str]) -> Result<(), ImportError> {
+        names
+            .iter()
+            .filter_map(|name| self.get(name))
+            .try_for_each(|p| duration_of(p).map(drop))
+    }
+
+    /// A non-negative integer that fits in `T` and is at most `max`; `rule` says
+    /// why the bound is there.
+    pub fn count_at_most<T: TryFrom<i64> + Into<u64> + Copy>(
+        &self,
+        name: &str,
+        max: T,
+        rule: &str,
+    ) -> Result<T, ImportError> {
+        let v: T = self.count(name)?;
+        if v.into() > max.into() {
+            return Err(bad(
+                self.need(name)?,
+                format!("{} is too large: {rule}", v.into()),
+            ));
+        }
+        Ok(v)
+    }
+
+    /// A float within `range`; `rule` says what the range is.
+    pub fn float_in(
+        &self,
+        name: &str,
+        range: std::ops::RangeInclusive<f64>,
+        rule: &str,
+    ) -> Result<f64, ImportError> {
         let p = self.need(name)?;
         let v = float_of(p)?;
-        if !(0.0..=crate::spec_check::TIME_MS_MAX).contains(&v) {
-            return Err(bad(
-                p,
-                format!("expected a duration of 0 to 10,000,000 ms, found {v}"),
-            ));
+        if !range.contains(&v) {
+            return Err(bad(p, format!("{rule}, found {v}")));
         }
         Ok(v)
     }
@@ -115,6 +146,19 @@ impl<'a> Fields<'a> {
         }
         Ok(())
     }
+}
+
+/// A duration in milliseconds ([`Fields::duration_ms`]) from one parameter or
+/// list item.
+pub(super) fn duration_of(p: &Param) -> Result<f64, ImportError> {
+    let v = float_of(p)?;
+    if !(0.0..=crate::spec_check::TIME_MS_MAX).contains(&v) {
+        return Err(bad(
+            p,
+            format!("expected a duration of 0 to 10,000,000 ms, found {v}"),
+        ));
+    }
+    Ok(v)
 }
 
 pub(super) fn bad(p: &Param, message: String) -> ImportError {

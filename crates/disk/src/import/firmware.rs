@@ -130,7 +130,11 @@ pub(super) fn firmware(
         bus_sector_transfer_ms: read_ms,
         bus_write_sector_transfer_ms: (write_ms != read_ms).then_some(write_ms),
         per_request_overhead_ms: f.duration_ms("Per-request overhead time")?,
-        overhead_time_scale: f.duration_ms("Time scale for overheads")?,
+        overhead_time_scale: f.float_in(
+            "Time scale for overheads",
+            0.0..=1.0e6,
+            "expected a scale factor on the overheads of 0 to 1,000,000",
+        )?,
         overheads: overheads(f)?,
         bus: BusPolicySpec {
             hold_bus_for_whole_read: f.flag("Hold bus entire read xfer")?,
@@ -141,7 +145,7 @@ pub(super) fn firmware(
         },
         cache: cache(f)?,
         queue: QueueSpec {
-            max_queue_length: f.count("Max queue length")?,
+            max_queue_length: queue_length(f)?,
             policy: policy(file, defs, f)?,
         },
         immediate_buffer_read: f.flag("Immediate buffer read")?,
@@ -198,14 +202,45 @@ fn cache(f: &Fields) -> Result<CacheSpec, ImportError> {
             format!("must be -1, 0 or 1, found {over}"),
         ));
     }
+    let enabled = f.flag("Enable caching in buffer")?;
+    let segments = f.count_at_most(
+        "Number of buffer segments",
+        crate::spec_check::CACHE_SEGMENTS_MAX,
+        "at most 4096 buffer segments",
+    )?;
+    let segment_sectors = f.count_at_most(
+        "Segment size (in blks)",
+        crate::spec_check::SEGMENT_SECTORS_MAX,
+        "at most 16,777,216 sectors (8 GiB) a segment",
+    )?;
+    for (name, value) in [
+        ("Number of buffer segments", segments),
+        ("Segment size (in blks)", segment_sectors),
+    ] {
+        if enabled && value == 0 {
+            return Err(bad(
+                f.need(name)?,
+                "is 0, but the cache is enabled: an enabled cache needs at least one \
+                 segment of at least one sector"
+                    .into(),
+            ));
+        }
+    }
+    let water_mark = |name: &str| {
+        f.float_in(
+            name,
+            0.0..=1.0,
+            "expected a water mark: a fraction of the buffer, 0 to 1",
+        )
+    };
     Ok(CacheSpec {
-        enabled: f.flag("Enable caching in buffer")?,
-        segments: f.count("Number of buffer segments")?,
-        segment_sectors: f.count("Segment size (in blks)")?,
+        enabled,
+        segments,
+        segment_sectors,
         max_write_segments: f.count("Maximum number of write segments")?,
         separate_write_segment: f.flag("Use separate write segment")?,
-        low_water_mark: f.float("Low (write) water mark")?,
-        high_water_mark: f.float("High (read) water mark")?,
+        low_water_mark: water_mark("Low (write) water mark")?,
+        high_water_mark: water_mark("High (read) water mark")?,
         watermark_by_request_size: f.flag("Set watermark by reqsize")?,
         read_ahead,
         min_read_ahead_sectors: f.count("Minimum read-ahead (blks)")?,
@@ -227,6 +262,22 @@ fn cache(f: &Fields) -> Result<CacheSpec, ImportError> {
         almost_read_hits_ahead_of_prefetch: false,
         read_hit_keeps_read_ahead: false,
     })
+}
+
+/// `Max queue length`: 1 to [`crate::spec_check::QUEUE_LENGTH_MAX`] requests.
+fn queue_length(f: &Fields) -> Result<u32, ImportError> {
+    let length = f.count_at_most(
+        "Max queue length",
+        crate::spec_check::QUEUE_LENGTH_MAX,
+        "a drive queues 1 to 65,536 requests",
+    )?;
+    if length == 0 {
+        return Err(bad(
+            f.need("Max queue length")?,
+            "is 0: a drive queues 1 to 65,536 requests".into(),
+        ));
+    }
+    Ok(length)
 }
 
 /// A 0, 1 or 2 level.
@@ -262,6 +313,7 @@ fn policy(
         ));
     }
     let q = Fields::new(block, file.effective_params(defs, block), &QUEUE_SCHEMA)?;
+    q.unused_durations(&["Write initiation delay", "Read initiation delay"])?;
     match q.int("Scheduling policy")? {
         1 => Ok(SchedulingPolicy::Fcfs),
         8 => Ok(SchedulingPolicy::Sptf),

@@ -2,8 +2,9 @@
 
 use super::fields::{bad, int_of, ranged, truncated_sectors, Fields, Schema};
 use super::ImportError;
+use crate::layout::MAX_CYLINDERS_PAST_COUNT;
 use crate::spec::{SparingScheme, SurfaceOrder, ZoneSpec, ZonedLayoutSpec};
-use spinstack_param::{Block, Param, ParamFile, Value};
+use spinstack_param::{Block, Param, ParamFile, Position, Value};
 use std::collections::HashMap;
 
 pub(super) const LAYOUT_SCHEMA: Schema = Schema {
@@ -40,12 +41,19 @@ pub(super) struct Geometry {
     pub cylinders: u32,
 }
 
+/// The layout spec, and where each of its zones is written (in zone order), so a
+/// problem the layout finds in a zone can name the zone's file and line.
+pub(super) struct ImportedLayout {
+    pub spec: ZonedLayoutSpec,
+    pub zone_positions: Vec<Position>,
+}
+
 pub(super) fn layout(
     file: &ParamFile,
     defs: &HashMap<&str, &Block>,
     f: &Fields,
     geometry: Geometry,
-) -> Result<ZonedLayoutSpec, ImportError> {
+) -> Result<ImportedLayout, ImportError> {
     reject_revolutions(f)?;
     let surface_order = match f.int("LBN-to-PBN mapping scheme")? {
         0 => SurfaceOrder::Fixed,
@@ -74,15 +82,18 @@ pub(super) fn layout(
     }
     let zones = items
         .iter()
-        .map(|v| zone(file, defs, zones_param, v))
+        .map(|v| zone(file, defs, zones_param, v, &geometry))
         .collect::<Result<_, _>>()?;
-    Ok(ZonedLayoutSpec {
-        surfaces: geometry.surfaces,
-        cylinders: geometry.cylinders,
-        surface_order,
-        sparing,
-        sparing_range_cylinders,
-        zones,
+    Ok(ImportedLayout {
+        spec: ZonedLayoutSpec {
+            surfaces: geometry.surfaces,
+            cylinders: geometry.cylinders,
+            surface_order,
+            sparing,
+            sparing_range_cylinders,
+            zones,
+        },
+        zone_positions: items.iter().map(|v| v.pos.clone()).collect(),
     })
 }
 
@@ -125,6 +136,7 @@ fn zone(
     defs: &HashMap<&str, &Block>,
     zones: &Param,
     v: &Value,
+    geometry: &Geometry,
 ) -> Result<ZoneSpec, ImportError> {
     let block = v.as_block().ok_or_else(|| {
         super::fields::bad(
@@ -153,18 +165,50 @@ fn zone(
             format!("is below First cylinder number {first_cylinder}"),
         ));
     }
-    let sectors_per_track: u32 = f.count("Blocks per track")?;
+    // The layout's own bound (zoned.rs), checked here to name the line.
+    let last_allowed = geometry
+        .cylinders
+        .saturating_add(MAX_CYLINDERS_PAST_COUNT - 1);
+    if last_cylinder > last_allowed {
+        return Err(bad(
+            f.need("Last cylinder number")?,
+            format!(
+                "is past the drive's {} cylinders (Number of cylinders); a zone may end at \
+                 most {MAX_CYLINDERS_PAST_COUNT} cylinder past them",
+                geometry.cylinders
+            ),
+        ));
+    }
+    let sectors_per_track: u32 = f.count_at_most(
+        "Blocks per track",
+        crate::spec_check::SECTORS_PER_TRACK_MAX,
+        "at most 1,048,576 sectors a track: a narrower sector is below the rotation's \
+         angle resolution",
+    )?;
     if sectors_per_track == 0 {
         return Err(bad(f.need("Blocks per track")?, "must be positive".into()));
     }
+    // The layout's own bound (zoned.rs): a skew or offset longer than the track
+    // is no position on it.
+    let within_track = |name: &str, sectors: u32| match f.get(name) {
+        Some(p) if sectors > sectors_per_track => Err(bad(
+            p,
+            format!("{sectors} sectors is longer than the zone's {sectors_per_track}-sector track"),
+        )),
+        _ => Ok(sectors),
+    };
+    let offset = truncated_sectors(f.need("Offset of first block")?)?;
     Ok(ZoneSpec {
         first_cylinder,
         last_cylinder,
         sectors_per_track,
-        first_block_offset_sectors: truncated_sectors(f.need("Offset of first block")?)?,
+        first_block_offset_sectors: within_track("Offset of first block", offset)?,
         empty_sectors_at_front: f.count("Empty space at zone front")?,
-        track_skew_sectors: skew("Skew for track switch")?,
-        cylinder_skew_sectors: skew("Skew for cylinder switch")?,
+        track_skew_sectors: within_track("Skew for track switch", skew("Skew for track switch")?)?,
+        cylinder_skew_sectors: within_track(
+            "Skew for cylinder switch",
+            skew("Skew for cylinder switch")?,
+        )?,
         spares: f.count("Number of spares")?,
         slips: unit_list(f.need("slips")?)?,
         defects: defect_pairs(f.need("defects")?)?,

@@ -1,6 +1,6 @@
 //! `dm_mech_g1` → [`MechanicsSpec`].
 
-use super::fields::{bad, float_of, int_of, Fields, Schema};
+use super::fields::{bad, duration_of, float_of, int_of, Fields, Schema};
 use super::seek::load_seek_file;
 use super::ImportError;
 use crate::spec::{HplSeek, MechanicsSpec, SeekSpec};
@@ -48,17 +48,46 @@ pub(super) fn mechanics(
         ));
     }
     let rpm_param = f.need("Rotation speed (in rpms)")?;
-    let rpm: u32 = f.count("Rotation speed (in rpms)")?;
+    let rpm: u32 = f.count_at_most(
+        "Rotation speed (in rpms)",
+        crate::spec_check::RPM_MAX,
+        "at most 100,000 rpm (drives turn at up to 15,000)",
+    )?;
     if rpm == 0 {
         return Err(bad(rpm_param, "must be positive".into()));
     }
+    // Read by DiskSim's other seek types only; a negative or absurd time is still
+    // an error in the file (inputs finding 16).
+    f.unused_durations(&[
+        "Single cylinder seek time",
+        "Full strobe seek time",
+        "Average seek time",
+    ])?;
     let seek = seek_spec(f, provenance)?;
-    Ok(MechanicsSpec {
+    let spec = MechanicsSpec {
         rpm,
         seek,
-        head_switch_ms: f.float("Head switch time")?,
-        write_settle_ms: f.float("Add. write settling delay")?,
-    })
+        head_switch_ms: f.duration_ms("Head switch time")?,
+        write_settle_ms: write_settle(f)?,
+    };
+    if let Err(error) = crate::spec_check::check_write_settle(&spec) {
+        return Err(bad(
+            f.need("Add. write settling delay")?,
+            format!("{} ms: {}", error.value, error.rule),
+        ));
+    }
+    Ok(spec)
+}
+
+/// `Add. write settling delay`: a time that may be negative (DiskSim's dec_rz26
+/// and hp_c2490a shorten write seeks with one), finite and within the time bound.
+fn write_settle(f: &Fields) -> Result<f64, ImportError> {
+    let max = crate::spec_check::TIME_MS_MAX;
+    f.float_in(
+        "Add. write settling delay",
+        -max..=max,
+        "expected a time of -10,000,000 to 10,000,000 ms",
+    )
 }
 
 fn seek_kind<'a>(f: &Fields<'a>) -> Result<SeekKind<'a>, ImportError> {
@@ -74,8 +103,25 @@ fn seek_kind<'a>(f: &Fields<'a>) -> Result<SeekKind<'a>, ImportError> {
         } else {
             match p.value.as_word() {
                 Some("extracted") => SeekKind::Extracted(f.get("Full seek curve")),
-                Some("hpl") => SeekKind::Hpl,
-                Some("hplplus10") => SeekKind::HplPlus10,
+                // Its values are required even when a later `Full seek curve`
+                // makes the type extracted: a file that names hpl without them
+                // would otherwise run a curve it does not mean (inputs finding 16).
+                Some(word @ ("hpl" | "hplplus10")) => {
+                    let needed: &[&str] = match word {
+                        "hpl" => &["HPL seek equation values"],
+                        _ => &["HPL seek equation values", "First ten seek times"],
+                    };
+                    if let Some(missing) = needed.iter().find(|name| f.get(name).is_none()) {
+                        return Err(bad(
+                            p,
+                            format!("seek type '{word}' needs \"{missing}\", which is not set"),
+                        ));
+                    }
+                    match word {
+                        "hpl" => SeekKind::Hpl,
+                        _ => SeekKind::HplPlus10,
+                    }
+                }
                 Some(other @ ("constant" | "linear" | "curve")) => {
                     return Err(bad(
                         p,
@@ -114,6 +160,14 @@ fn seek_spec(f: &Fields, provenance: &mut Vec<String>) -> Result<SeekSpec, Impor
             let shown = path.file_name().map_or(path.display().to_string(), |n| {
                 n.to_string_lossy().into_owned()
             });
+            // DiskSim reads these whatever the seek type: they must still be
+            // well formed.
+            if let Some(p) = f.get("HPL seek equation values") {
+                hpl(p)?;
+            }
+            if let Some(p) = f.get("First ten seek times") {
+                first_ten(p)?;
+            }
             for unused in ["HPL seek equation values", "First ten seek times"] {
                 if f.get(unused).is_some() {
                     provenance.push(format!("ignored: {unused} (the seek type is extracted)"));
@@ -178,24 +232,25 @@ fn list_of(p: &Param, len: usize) -> Result<&[Value], ImportError> {
     }
 }
 
-fn item_float(p: &Param, v: &Value) -> Result<f64, ImportError> {
-    let item = Param {
+/// List item `v` of `p` as a parameter of its own (its own position).
+fn item(p: &Param, v: &Value) -> Param {
+    Param {
         name: p.name.clone(),
         value: v.clone(),
         pos: v.pos.clone(),
-    };
-    float_of(&item)
+    }
+}
+
+/// A list item that is a time ([`duration_of`]).
+fn item_duration(p: &Param, v: &Value) -> Result<f64, ImportError> {
+    duration_of(&item(p, v))
 }
 
 /// `[boundary cylinders (integer), V2, V3, V4, V5, V6]`; V6 = -1 means "no
 /// single-cylinder override".
 fn hpl(p: &Param) -> Result<HplSeek, ImportError> {
     let v = list_of(p, 6)?;
-    let first = Param {
-        name: p.name.clone(),
-        value: v[0].clone(),
-        pos: v[0].pos.clone(),
-    };
+    let first = item(p, &v[0]);
     let boundary = int_of(&first)?;
     let boundary_cylinders = u32::try_from(boundary).map_err(|_| {
         bad(
@@ -203,17 +258,23 @@ fn hpl(p: &Param) -> Result<HplSeek, ImportError> {
             format!("boundary must be a non-negative cylinder count, found {boundary}"),
         )
     })?;
-    let single = item_float(p, &v[5])?;
+    let single = match float_of(&item(p, &v[5]))? {
+        -1.0 => None,
+        _ => Some(item_duration(p, &v[5])?),
+    };
     Ok(HplSeek {
         boundary_cylinders,
-        short_base_ms: item_float(p, &v[1])?,
-        short_sqrt_ms: item_float(p, &v[2])?,
-        long_base_ms: item_float(p, &v[3])?,
-        long_per_cylinder_ms: item_float(p, &v[4])?,
-        single_cylinder_ms: (single != -1.0).then_some(single),
+        short_base_ms: item_duration(p, &v[1])?,
+        short_sqrt_ms: item_duration(p, &v[2])?,
+        long_base_ms: item_duration(p, &v[3])?,
+        long_per_cylinder_ms: item_duration(p, &v[4])?,
+        single_cylinder_ms: single,
     })
 }
 
 fn first_ten(p: &Param) -> Result<Vec<f64>, ImportError> {
-    list_of(p, 10)?.iter().map(|v| item_float(p, v)).collect()
+    list_of(p, 10)?
+        .iter()
+        .map(|v| item_duration(p, v))
+        .collect()
 }

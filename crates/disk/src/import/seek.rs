@@ -30,6 +30,7 @@ pub(super) fn load_seek_file(path: &Path) -> Result<Vec<SeekPoint>, ImportError>
 }
 
 pub(super) fn parse_seek_text(path: &Path, text: &str) -> Result<Vec<SeekPoint>, ImportError> {
+    let text = spinstack_sim::input_file::strip_bom(text);
     let err = |line: usize, message: String| ImportError::new(path, line as u32, None, message);
     let mut lines = text.lines().enumerate().map(|(i, l)| (i + 1, l));
     let (_, header) = lines
@@ -39,12 +40,12 @@ pub(super) fn parse_seek_text(path: &Path, text: &str) -> Result<Vec<SeekPoint>,
         .trim()
         .strip_prefix("Seek distances measured:")
         .and_then(|n| n.trim().parse().ok())
-        .filter(|&n| n <= MAX_SEEK_POINTS)
+        .filter(|&n| (1..=MAX_SEEK_POINTS).contains(&n))
         .ok_or_else(|| {
             err(
                 1,
                 format!(
-                    "expected 'Seek distances measured: N', found '{}'",
+                    "expected 'Seek distances measured: N' (N from 1), found '{}'",
                     header.trim()
                 ),
             )
@@ -57,7 +58,23 @@ pub(super) fn parse_seek_text(path: &Path, text: &str) -> Result<Vec<SeekPoint>,
                 format!("more rows than the {count} announced on line 1"),
             ));
         }
-        points.push(parse_row(row).map_err(|m| err(line, m))?);
+        let point = parse_row(row).map_err(|m| err(line, m))?;
+        // The seek model interpolates between neighbours (and refuses a curve
+        // whose distances do not rise); here the row is named.
+        let previous = points
+            .last()
+            .map_or(0, |p: &SeekPoint| p.distance_cylinders);
+        if point.distance_cylinders <= previous {
+            return Err(err(
+                line,
+                format!(
+                    "distance {} does not come after the row before ({previous}): \
+                     distances must rise from 1",
+                    point.distance_cylinders
+                ),
+            ));
+        }
+        points.push(point);
     }
     if points.len() != count {
         let last = text.lines().count();
@@ -93,6 +110,11 @@ fn parse_row(row: &str) -> Result<SeekPoint, String> {
         .ok()
         .filter(|v| v.is_finite())
         .ok_or_else(|| format!("bad time '{t}'"))?;
+    if !(0.0..=crate::spec_check::TIME_MS_MAX).contains(&time_ms) {
+        return Err(format!(
+            "seek time {t} ms: expected a duration of 0 to 10,000,000 ms"
+        ));
+    }
     Ok(SeekPoint {
         distance_cylinders,
         time_ms,

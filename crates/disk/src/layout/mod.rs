@@ -19,13 +19,14 @@ mod sparing;
 mod track_map;
 mod zoned;
 
-use crate::spec::LayoutSpec;
+use crate::spec::{LayoutSpec, ZonedLayoutSpec};
 use angle::SectorGrid;
 use serde::{Deserialize, Serialize};
 use serpentine::SerpentineLayout;
 use spinstack_sim::units::{Lbn, Sectors};
 use std::sync::Arc;
 use zoned::ZonedLayout;
+pub use zoned::{ZonedProblem, MAX_CYLINDERS_PAST_COUNT};
 
 /// A physical sector address. `sector` is the logical-order index on the track
 /// (sector 0 holds the track's lowest LBN slot), as in DiskSim.
@@ -134,11 +135,22 @@ macro_rules! dispatch {
 impl Layout {
     pub fn new(spec: &LayoutSpec) -> Result<Layout, LayoutError> {
         let model = match spec {
-            LayoutSpec::Zoned(zoned) => Model::Zoned(ZonedLayout::new(zoned)?),
+            LayoutSpec::Zoned(zoned) => {
+                Model::Zoned(ZonedLayout::new(zoned).map_err(|problem| problem.error)?)
+            }
             LayoutSpec::Serpentine(serp) => Model::Serpentine(SerpentineLayout::new(serp)?),
         };
         Ok(Layout {
             spec: spec.clone(),
+            model: Arc::new(model),
+        })
+    }
+    /// [`Layout::new`] of a zoned spec, saying which zone a refusal is about (the
+    /// DiskSim importer names that zone's file and line).
+    pub fn new_zoned(spec: &ZonedLayoutSpec) -> Result<Layout, ZonedProblem> {
+        let model = Model::Zoned(ZonedLayout::new(spec)?);
+        Ok(Layout {
+            spec: LayoutSpec::Zoned(spec.clone()),
             model: Arc::new(model),
         })
     }

@@ -227,6 +227,19 @@ fn per_cylinder_track_sizes(
         if zone.sectors_per_track_by_surface.contains(&0) {
             return invalid(format!("{name} has a surface with 0 sectors per track"));
         }
+        // A skew longer than a track is no position on it (the zoned layout
+        // refuses one too; no drive file has one).
+        let shortest = zone.sectors_per_track_by_surface.iter().min().copied();
+        for (what, sectors) in [
+            ("track skew", spec.track_skew_sectors),
+            ("surface-switch skew", spec.surface_switch_skew_sectors),
+        ] {
+            if let Some(spt) = shortest.filter(|&spt| sectors > spt) {
+                return invalid(format!(
+                    "the {what} of {sectors} sectors is longer than {name}'s {spt}-sector track"
+                ));
+            }
+        }
         for slot in &mut sizes[zone.first_cylinder as usize..=zone.last_cylinder as usize] {
             if slot.is_some() {
                 return invalid(format!("{name} overlaps another zone"));

@@ -33,8 +33,19 @@
 //!   only order scheme 3 is used with).
 //! * **Defects.** A defective unit must hold data and its replacement must be
 //!   an unused spare; otherwise the spec is rejected instead of aliasing.
-//! * **Cylinder count.** A zone may extend past the spec's `cylinders`
-//!   (hp_c2490a); [`ZonedLayout::cylinders`] then counts the zone's cylinders.
+//! * **Cylinder count.** A zone may end one cylinder past the spec's
+//!   `cylinders` (hp_c2490a's last zone ends at cylinder 2629 of 2629);
+//!   [`ZonedLayout::cylinders`] then counts the zone's cylinders. DiskSim
+//!   accepts any overrun; here a zone reaching further is refused
+//!   ([`MAX_CYLINDERS_PAST_COUNT`]): no drive file has one, and past the
+//!   stated count the seek curve is extrapolated to times no drive has (a
+//!   zone run to cylinder 20000 of atlas10k's 10042 gave 112 ms seeks).
+//! * **Skews and first-block offsets** may be at most the zone's track (a
+//!   whole track is one turn, as good as none): DiskSim takes any value and
+//!   wraps the angle, but a longer one is no position on the track, and no
+//!   drive file has one (the longest, cheetah9LP's, is 54% of its track).
+//! * **Zone gaps** are accepted, as in DiskSim: cylinders between zones hold
+//!   no LBN (DIXtrac's Ultrastar 18ES model has one at cylinder 257).
 //! * **Track boundaries** use home positions, like DiskSim's boundary query
 //!   ("ignores remapping"): a remapped LBN belongs to its defective track.
 
@@ -143,18 +154,42 @@ fn zone_tables(zones: &[Zone], cylinders: u32, capacity: u64) -> Result<ZoneTabl
     })
 }
 
+/// How far past the spec's `cylinders` a zone may end (module docs): one
+/// cylinder, as hp_c2490a's last zone does.
+pub const MAX_CYLINDERS_PAST_COUNT: u32 = 1;
+
+/// A zoned spec the layout refuses: the zone the problem is in (its index in
+/// the spec), when it is in one, so that a file reader can name that zone's line.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ZonedProblem {
+    pub zone: Option<usize>,
+    pub error: LayoutError,
+}
+
+impl ZonedProblem {
+    fn in_zone(index: usize, zone: &ZoneSpec, problem: &str) -> ZonedProblem {
+        ZonedProblem {
+            zone: Some(index),
+            error: LayoutError::Invalid(format!(
+                "zone {index} (cylinders {}-{}): {problem}",
+                zone.first_cylinder, zone.last_cylinder
+            )),
+        }
+    }
+
+    fn whole(error: LayoutError) -> ZonedProblem {
+        ZonedProblem { zone: None, error }
+    }
+}
+
 impl ZonedLayout {
-    pub fn new(spec: &ZonedLayoutSpec) -> Result<ZonedLayout, LayoutError> {
+    pub fn new(spec: &ZonedLayoutSpec) -> Result<ZonedLayout, ZonedProblem> {
         check_geometry(spec)?;
         let mut zones = Vec::with_capacity(spec.zones.len());
         let mut next_lbn = 0u64;
         for (index, zone) in spec.zones.iter().enumerate() {
-            let built = build_zone(spec, zone, next_lbn).map_err(|problem| {
-                LayoutError::Invalid(format!(
-                    "zone {index} (cylinders {}-{}): {problem}",
-                    zone.first_cylinder, zone.last_cylinder
-                ))
-            })?;
+            let built = build_zone(spec, zone, next_lbn)
+                .map_err(|problem| ZonedProblem::in_zone(index, zone, &problem))?;
             next_lbn += built.lbns;
             zones.push(built);
         }
@@ -162,7 +197,7 @@ impl ZonedLayout {
             .iter()
             .map(|z| z.last_cylinder + 1)
             .fold(spec.cylinders, u32::max);
-        let tables = zone_tables(&zones, cylinders, next_lbn)?;
+        let tables = zone_tables(&zones, cylinders, next_lbn).map_err(ZonedProblem::whole)?;
         Ok(ZonedLayout {
             surfaces: spec.surfaces,
             surface_divisor: Divisor::new(u64::from(spec.surfaces)),
@@ -471,30 +506,58 @@ impl ZonedLayout {
     }
 }
 
-fn check_geometry(spec: &ZonedLayoutSpec) -> Result<(), LayoutError> {
-    let invalid = |m: String| Err(LayoutError::Invalid(m));
+fn check_geometry(spec: &ZonedLayoutSpec) -> Result<(), ZonedProblem> {
+    let invalid = |m: String| Err(ZonedProblem::whole(LayoutError::Invalid(m)));
     if spec.surfaces == 0 || spec.cylinders == 0 || spec.zones.is_empty() {
         return invalid("a zoned layout needs surfaces, cylinders and zones".into());
     }
     if spec.sparing == SparingScheme::SectorsPerCylinderRange && spec.sparing_range_cylinders == 0 {
         return invalid("sparing_range_cylinders must be at least 1 for scheme 8".into());
     }
-    let mut ranges: Vec<(u32, u32)> = spec
+    let last_allowed = spec.cylinders.saturating_add(MAX_CYLINDERS_PAST_COUNT - 1);
+    for (index, zone) in spec.zones.iter().enumerate() {
+        let problem = |text: String| Err(ZonedProblem::in_zone(index, zone, &text));
+        if zone.first_cylinder > zone.last_cylinder {
+            return problem("the cylinder range is reversed".into());
+        }
+        if zone.last_cylinder > last_allowed {
+            return problem(format!(
+                "ends past the drive's {} cylinders (0-{}); a zone may end at most \
+                 {MAX_CYLINDERS_PAST_COUNT} cylinder past them",
+                spec.cylinders,
+                spec.cylinders - 1
+            ));
+        }
+        let spt = zone.sectors_per_track;
+        for (what, sectors) in [
+            ("first-block offset", zone.first_block_offset_sectors),
+            ("track skew", zone.track_skew_sectors),
+            ("cylinder skew", zone.cylinder_skew_sectors),
+        ] {
+            if spt > 0 && sectors > spt {
+                return problem(format!(
+                    "{what} of {sectors} sectors is longer than the zone's {spt}-sector track"
+                ));
+            }
+        }
+    }
+    // Zones in cylinder order, each with its index in the spec, to find overlaps.
+    let mut ranges: Vec<(u32, u32, usize)> = spec
         .zones
         .iter()
-        .map(|z| (z.first_cylinder, z.last_cylinder))
+        .enumerate()
+        .map(|(index, z)| (z.first_cylinder, z.last_cylinder, index))
         .collect();
     ranges.sort_unstable();
-    // A zone may end past `cylinders` (hp_c2490a's last zone ends at 2629 of
-    // 2629 cylinders); DiskSim accepts that and counts the extra cylinder.
-    if let Some(&(first, last)) = ranges.iter().find(|(first, last)| first > last) {
-        return invalid(format!("zone cylinders {first}-{last} are reversed"));
-    }
     if let Some(w) = ranges.windows(2).find(|w| w[1].0 <= w[0].1) {
-        return invalid(format!(
-            "zones {}-{} and {}-{} overlap",
-            w[0].0, w[0].1, w[1].0, w[1].1
-        ));
+        let later = w[0].2.max(w[1].2);
+        return Err(ZonedProblem {
+            zone: Some(later),
+            error: LayoutError::Invalid(format!(
+                "zones {}-{} and {}-{} overlap",
+                w[0].0, w[0].1, w[1].0, w[1].1
+            )),
+        });
     }
     Ok(())
 }

@@ -103,3 +103,24 @@ fn sizes() {
     assert!(size(toml::Value::String("99999999999999999999GiB".into())).is_err());
     assert!(size(toml::Value::Float(4.0)).is_err());
 }
+
+// Guards inputs finding 25: a volume file that cannot be read was reported at
+// "line 0" (`/nonexistent.toml: line 0: cannot read`). Proves the message names
+// the file and the problem without a line, and a file with a byte-order mark reads.
+#[test]
+fn an_unreadable_file_is_named_without_a_line() {
+    let error = read(Path::new("/nonexistent/volume.toml")).unwrap_err();
+    let message = error.to_string();
+    assert!(
+        message.starts_with("/nonexistent/volume.toml: cannot read"),
+        "{message}"
+    );
+    assert!(!message.contains("line 0"), "{message}");
+    let dir = std::env::temp_dir().join(format!("spinstack-volume-bom-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("v.toml");
+    std::fs::write(&path, format!("\u{feff}{ISSUE_EXAMPLE}")).unwrap();
+    let plain = parse(ISSUE_EXAMPLE, &path.display().to_string()).unwrap();
+    assert_eq!(read(&path).unwrap(), plain);
+    let _ = std::fs::remove_dir_all(&dir);
+}
