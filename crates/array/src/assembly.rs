@@ -137,33 +137,7 @@ fn decide_roles(dir: &Path, behinds: Behinds) -> Result<Roles, ArrayError> {
         }
         report.stale.sort_unstable();
     } else if !behind.is_empty() {
-        let why = match (
-            behinds,
-            judge_behind(&record, newest.volume_id, newest.generation),
-        ) {
-            (Behinds::AcceptAll, _) => format!(
-                "members {behind:?} accepted by a forced assembly: their data may be older \
-                 than the rest of the array"
-            ),
-            (_, Behind::Interrupted) => format!(
-                "members {behind:?} accepted one update behind: update {} was interrupted \
-                 (the update record says it started and did not finish)",
-                newest.generation
-            ),
-            (_, Behind::CannotTell(why)) => format!(
-                "members {behind:?} accepted one update behind as the victims of an \
-                 interrupted update, which the update record cannot confirm: {why}"
-            ),
-            (_, Behind::UpdateFinished { .. }) => {
-                return Err(ArrayError::OldCopies {
-                    dir: dir.to_path_buf(),
-                    members: behind,
-                    behind_generation: newest.generation - 1,
-                    newest_generation: newest.generation,
-                    level: spec.level.name(),
-                })
-            }
-        };
+        let why = why_accept_behind(dir, behinds, &record, &newest, &spec, &behind)?;
         report.accepted_behind = behind;
         report.accepted_behind_why = Some(why);
     }
@@ -188,6 +162,48 @@ fn decide_roles(dir: &Path, behinds: Behinds) -> Result<Roles, ArrayError> {
         record,
         report,
     })
+}
+
+/// Why members `behind` the newest superblock, which the array cannot start
+/// without, may be accepted (a sentence for the report); or the refusal when the
+/// update record proves them old copies of their files (finding V4).
+fn why_accept_behind(
+    dir: &Path,
+    behinds: Behinds,
+    record: &RecordRead,
+    newest: &Superblock,
+    spec: &ArraySpec,
+    behind: &[u32],
+) -> Result<String, ArrayError> {
+    Ok(
+        match (
+            behinds,
+            judge_behind(record, newest.volume_id, newest.generation),
+        ) {
+            (Behinds::AcceptAll, _) => format!(
+                "members {behind:?} accepted by a forced assembly: their data may be older \
+                 than the rest of the array"
+            ),
+            (_, Behind::Interrupted) => format!(
+                "members {behind:?} accepted one update behind: update {} was interrupted \
+                 (the update record says it started and did not finish)",
+                newest.generation
+            ),
+            (_, Behind::CannotTell(why)) => format!(
+                "members {behind:?} accepted one update behind as the victims of an \
+                 interrupted update, which the update record cannot confirm: {why}"
+            ),
+            (_, Behind::UpdateFinished { .. }) => {
+                return Err(ArrayError::OldCopies {
+                    dir: dir.to_path_buf(),
+                    members: behind.to_vec(),
+                    behind_generation: newest.generation - 1,
+                    newest_generation: newest.generation,
+                    level: spec.level.name(),
+                })
+            }
+        },
+    )
 }
 
 /// A note for each member behind the array (stale, or accepted one behind) that read

@@ -228,6 +228,17 @@ pub fn open_member_store(path: &Path, member_size: Sectors) -> Result<MemberStor
     MemberStore::data(file, member_size).map_err(store_error)
 }
 
+/// `path` opened for reading and writing, made empty if missing, never truncated.
+pub(crate) fn open_or_create(path: &Path) -> Result<File, ArrayError> {
+    std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create(true)
+        .truncate(false)
+        .open(path)
+        .map_err(ArrayError::io(path))
+}
+
 /// The exclusive lock on `DIR/lock` (flock), held while an [`crate::Array`] is
 /// open; the file holds the holder's pid for the error message of the next one.
 #[derive(Debug)]
@@ -239,13 +250,7 @@ impl DirLock {
     pub fn take(dir: &Path) -> Result<DirLock, ArrayError> {
         use std::os::fd::AsRawFd;
         let path = dir.join("lock");
-        let mut file = std::fs::OpenOptions::new()
-            .read(true)
-            .write(true)
-            .create(true)
-            .truncate(false)
-            .open(&path)
-            .map_err(ArrayError::io(&path))?;
+        let mut file = open_or_create(&path)?;
         // SAFETY: a plain system call on a descriptor `file` keeps open.
         let locked = unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) };
         if locked != 0 {

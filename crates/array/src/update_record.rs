@@ -223,13 +223,7 @@ impl UpdateRecordFile {
         finished_generation: u64,
     ) -> Result<UpdateRecordFile, ArrayError> {
         let path = update_record_path(dir);
-        let file = std::fs::OpenOptions::new()
-            .read(true)
-            .write(true)
-            .create(true)
-            .truncate(false)
-            .open(&path)
-            .map_err(ArrayError::io(&path))?;
+        let file = crate::member::open_or_create(&path)?;
         let metadata = file.metadata().map_err(ArrayError::io(&path))?;
         if !metadata.is_file() {
             return Err(ArrayError::Mismatch {

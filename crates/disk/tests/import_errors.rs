@@ -30,6 +30,13 @@ fn load_damaged(tag: &str, damage: impl FnOnce(&Path)) -> Option<(ImportError, P
     Some((err, dir))
 }
 
+/// [`load_damaged`] with one edit ([`edit`]): the error and the edited line.
+fn load_edited(tag: &str, file: &str, from: &str, to: &str) -> Option<(ImportError, u32)> {
+    let mut line = 0;
+    let (err, _) = load_damaged(tag, |dir| line = edit(dir, file, from, to))?;
+    Some((err, line))
+}
+
 /// Replace the first occurrence of `from` in `file`; returns its 1-based line.
 fn edit(dir: &Path, file: &str, from: &str, to: &str) -> u32 {
     let path = dir.join(file);
@@ -87,15 +94,12 @@ fn truncated_model() {
 // Proves a trailing comma is refused at its line.
 #[test]
 fn trailing_comma() {
-    let mut line = 0;
-    let Some((err, _)) = load_damaged("comma", |dir| {
-        line = edit(
-            dir,
-            "atlas10k.diskspecs",
-            "Minimum seek delay = 0.000000",
-            "Minimum seek delay = 0.000000,",
-        );
-    }) else {
+    let Some((err, line)) = load_edited(
+        "comma",
+        "atlas10k.diskspecs",
+        "Minimum seek delay = 0.000000",
+        "Minimum seek delay = 0.000000,",
+    ) else {
         return;
     };
     assert_at(&err, "atlas10k.diskspecs", line, None);
@@ -117,15 +121,12 @@ fn missing_include() {
 // Proves a float where DiskSim requires an integer is an error naming the parameter.
 #[test]
 fn float_for_int() {
-    let mut line = 0;
-    let Some((err, _)) = load_damaged("float", |dir| {
-        line = edit(
-            dir,
-            "atlas10k.model",
-            "Rotation speed (in rpms) = 10025",
-            "Rotation speed (in rpms) = 10025.0",
-        );
-    }) else {
+    let Some((err, line)) = load_edited(
+        "float",
+        "atlas10k.model",
+        "Rotation speed (in rpms) = 10025",
+        "Rotation speed (in rpms) = 10025.0",
+    ) else {
         return;
     };
     assert_at(
@@ -138,14 +139,12 @@ fn float_for_int() {
         err.message.contains("expected an integer, found a float"),
         "{err}"
     );
-    let Some((err, _)) = load_damaged("float-zone", |dir| {
-        line = edit(
-            dir,
-            "atlas10k.model",
-            "Blocks per track = 334,",
-            "Blocks per track = 334.0,",
-        );
-    }) else {
+    let Some((err, line)) = load_edited(
+        "float-zone",
+        "atlas10k.model",
+        "Blocks per track = 334,",
+        "Blocks per track = 334.0,",
+    ) else {
         return;
     };
     assert_at(&err, "atlas10k.model", line, Some("Blocks per track"));
@@ -162,10 +161,12 @@ fn unknown_parameters() {
         ("atlas10k.diskspecs", "Never disconnect = 0,", "disk"),
     ];
     for (file, anchor, tag) in cases {
-        let mut line = 0;
-        let Some((err, _)) = load_damaged(&format!("unknown-{tag}"), |dir| {
-            line = edit(dir, file, anchor, &format!("Bogus knob = 1, {anchor}"));
-        }) else {
+        let Some((err, line)) = load_edited(
+            &format!("unknown-{tag}"),
+            file,
+            anchor,
+            &format!("Bogus knob = 1, {anchor}"),
+        ) else {
             return;
         };
         assert_at(&err, file, line, Some("Bogus knob"));
@@ -194,15 +195,12 @@ fn missing_required_parameter() {
 #[test]
 fn unsupported_sparing_scheme() {
     for scheme in [0, 4, 5, 6, 10] {
-        let mut line = 0;
-        let Some((err, _)) = load_damaged(&format!("sparing{scheme}"), |dir| {
-            line = edit(
-                dir,
-                "atlas10k.model",
-                "Sparing scheme used = 9",
-                &format!("Sparing scheme used = {scheme}"),
-            );
-        }) else {
+        let Some((err, line)) = load_edited(
+            &format!("sparing{scheme}"),
+            "atlas10k.model",
+            "Sparing scheme used = 9",
+            &format!("Sparing scheme used = {scheme}"),
+        ) else {
             return;
         };
         assert_at(&err, "atlas10k.model", line, Some("Sparing scheme used"));
@@ -298,15 +296,12 @@ fn load_repaired(tag: &str, damage: impl FnOnce(&Path)) -> Option<spinstack_disk
 // line, with the parameter.
 #[test]
 fn time_errors_name_the_file_and_line_of_the_value() {
-    let mut line = 0;
-    let Some((err, _)) = load_damaged("headswneg", |dir| {
-        line = edit(
-            dir,
-            "atlas10k.model",
-            "Head switch time = 0.17600",
-            "Head switch time = -1",
-        );
-    }) else {
+    let Some((err, line)) = load_edited(
+        "headswneg",
+        "atlas10k.model",
+        "Head switch time = 0.17600",
+        "Head switch time = -1",
+    ) else {
         return;
     };
     assert_eq!(line, 17);
@@ -474,10 +469,7 @@ fn negative_seek_times_and_settles_are_refused() {
             "Add. write settling delay",
         ),
     ] {
-        let mut line = 0;
-        let Some((err, _)) = load_damaged(tag, |dir| {
-            line = edit(dir, "atlas10k.model", from, to);
-        }) else {
+        let Some((err, line)) = load_edited(tag, "atlas10k.model", from, to) else {
             return;
         };
         assert_at(&err, "atlas10k.model", line, Some(parameter));
@@ -510,10 +502,7 @@ fn geometry_nonsense_is_refused_and_gaps_are_not() {
             "Last cylinder number",
         ),
     ] {
-        let mut line = 0;
-        let Some((err, _)) = load_damaged(tag, |dir| {
-            line = edit(dir, "atlas10k.model", from, to);
-        }) else {
+        let Some((err, line)) = load_edited(tag, "atlas10k.model", from, to) else {
             return;
         };
         assert_at(&err, "atlas10k.model", line, Some(parameter));
@@ -537,15 +526,12 @@ fn geometry_nonsense_is_refused_and_gaps_are_not() {
 // naming the missing parameter.
 #[test]
 fn a_seek_type_without_its_values_is_refused() {
-    let mut line = 0;
-    let Some((err, _)) = load_damaged("hpl-novalues", |dir| {
-        line = edit(
-            dir,
-            "atlas10k.model",
-            "Seek type = extracted",
-            "Seek type = hpl",
-        );
-    }) else {
+    let Some((err, line)) = load_edited(
+        "hpl-novalues",
+        "atlas10k.model",
+        "Seek type = extracted",
+        "Seek type = hpl",
+    ) else {
         return;
     };
     assert_at(&err, "atlas10k.model", line, Some("Seek type"));
@@ -557,15 +543,12 @@ fn a_seek_type_without_its_values_is_refused() {
 // anyway; DiskSim would stop. Proves both are refused, the second at its line.
 #[test]
 fn the_disk_must_be_instantiated_as_a_defined_type() {
-    let mut line = 0;
-    let Some((err, _)) = load_damaged("instantiate-nope", |dir| {
-        line = edit(
-            dir,
-            "atlas10k.parv",
-            "as  QUANTUM_TORNADO_validate",
-            "as  NOPE",
-        );
-    }) else {
+    let Some((err, line)) = load_edited(
+        "instantiate-nope",
+        "atlas10k.parv",
+        "as  QUANTUM_TORNADO_validate",
+        "as  NOPE",
+    ) else {
         return;
     };
     assert_at(&err, "atlas10k.parv", line, None);

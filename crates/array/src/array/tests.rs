@@ -94,6 +94,16 @@ fn read_all(array: &mut Array) -> Vec<u8> {
     data
 }
 
+/// Opens the array in `dir` and checks that members 1 and 2 were accepted behind,
+/// for a reason that says `why`, and that it reads back `data`.
+fn assert_members_1_and_2_accepted(dir: &Path, why: &str, data: &[u8]) {
+    let (mut array, report) = Array::open(dir).unwrap();
+    assert_eq!(report.accepted_behind, vec![1, 2]);
+    let said = report.accepted_behind_why.as_deref().unwrap_or_default();
+    assert!(said.contains(why), "{report:?}");
+    assert_eq!(read_all(&mut array), data);
+}
+
 /// Copies members 1 and 2 aside, then (after `between`) puts the copies back.
 fn put_back_old_copies(dir: &Path, between: impl FnOnce()) {
     for m in [1, 2] {
@@ -177,17 +187,7 @@ fn members_an_interrupted_update_missed_are_still_accepted() {
         .unwrap()
         .start(interrupted)
         .unwrap();
-    let (mut array, report) = Array::open(&dir).unwrap();
-    assert_eq!(report.accepted_behind, vec![1, 2]);
-    assert!(
-        report
-            .accepted_behind_why
-            .as_deref()
-            .unwrap()
-            .contains("interrupted"),
-        "{report:?}"
-    );
-    assert_eq!(read_all(&mut array), data);
+    assert_members_1_and_2_accepted(&dir, "interrupted", &data);
 }
 
 // Proves an array made before the record existed (no update.img) still assembles
@@ -199,16 +199,6 @@ fn without_a_record_members_one_behind_are_accepted_and_said_unconfirmed() {
     let data = fill(&mut array, 6);
     put_back_old_copies(&dir, || array.close().unwrap());
     std::fs::remove_file(update_record_path(&dir)).unwrap();
-    let (mut array, report) = Array::open(&dir).unwrap();
-    assert_eq!(report.accepted_behind, vec![1, 2]);
-    assert!(
-        report
-            .accepted_behind_why
-            .as_deref()
-            .unwrap()
-            .contains("cannot confirm"),
-        "{report:?}"
-    );
-    assert_eq!(read_all(&mut array), data);
+    assert_members_1_and_2_accepted(&dir, "cannot confirm", &data);
     assert!(update_record_path(&dir).exists());
 }
