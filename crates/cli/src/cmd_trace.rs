@@ -455,7 +455,11 @@ fn write_iolog(
     }
     progress.finish_and_clear();
     let written = writer.written();
-    writer.finish()?;
+    // With nothing written the writer is dropped unopened: no header-only iolog
+    // reaches standard output before the error (inputs finding 25).
+    if written > 0 {
+        writer.finish()?;
+    }
     Ok(Converted {
         written,
         skipped,

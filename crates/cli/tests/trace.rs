@@ -360,3 +360,32 @@ fn a_failed_conversion_leaves_the_target_as_it_was() {
     assert!(written.starts_with("fio version"), "{written}");
     assert_eq!(written.matches(" read ").count(), 2, "{written}");
 }
+
+// Guards inputs finding 25: `trace convert --device 7` (a device the trace does not
+// have) to standard output wrote an iolog header, then failed. Proves the failure
+// writes nothing to standard output.
+#[test]
+fn a_conversion_of_no_records_writes_nothing_to_standard_output() {
+    let dir = temp_dir();
+    let trace = dir.join("two-records.dsk");
+    std::fs::write(&trace, "0.0 0 100 8 1\n1.0 0 200 8 0\n").unwrap();
+    let out = spinstack(&[
+        "trace",
+        "convert",
+        "--format",
+        "disksim",
+        trace.to_str().unwrap(),
+        "--device",
+        "7",
+    ]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        !out.status.success() && stderr.contains("no I/Os to write"),
+        "{stderr}"
+    );
+    assert!(
+        out.stdout.is_empty(),
+        "{:?}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+}

@@ -43,9 +43,12 @@ impl IologVersion {
 
 /// Writes an iolog for one file (the device fio replays on).
 ///
-/// States: *opened* (header, `add` and `open` written by [`IologWriter::new`]),
-/// then any number of [`IologWriter::write`] calls, then *closed* by
-/// [`IologWriter::finish`] (writes `close`; consumes the writer).
+/// States: *named* ([`IologWriter::new`] checks the file name and writes nothing),
+/// *opened* (the header, `add` and `open`, written by the first
+/// [`IologWriter::write`] or by [`IologWriter::finish`]), then *closed* by
+/// [`IologWriter::finish`] (writes `close`; consumes the writer). A writer dropped
+/// before any record leaves its output untouched, so a conversion that finds
+/// nothing to write sends no header-only log down a pipe.
 pub struct IologWriter<W: Write> {
     out: W,
     version: IologVersion,
@@ -53,11 +56,13 @@ pub struct IologWriter<W: Write> {
     /// Timestamp of the last line written (version 3), microseconds.
     last_stamp_us: u64,
     written: u64,
+    /// Whether the header, `add` and `open` are written.
+    opened: bool,
 }
 
 impl<W: Write> IologWriter<W> {
     /// Start a log that replays on `file` (a path fio opens, e.g. `/dev/sdb`).
-    pub fn new(mut out: W, version: IologVersion, file: &str) -> Result<Self, WriteError> {
+    pub fn new(out: W, version: IologVersion, file: &str) -> Result<Self, WriteError> {
         let bad_name = file.is_empty()
             || file.len() > MAX_FILE_NAME_BYTES
             || file.chars().any(char::is_whitespace);
@@ -70,17 +75,25 @@ impl<W: Write> IologWriter<W> {
                 ),
             });
         }
-        writeln!(out, "fio version {} iolog", version.number())?;
-        let mut writer = IologWriter {
+        Ok(IologWriter {
             out,
             version,
             file: file.to_string(),
             last_stamp_us: 1,
             written: 0,
-        };
-        writer.line(1, "add")?;
-        writer.line(1, "open")?;
-        Ok(writer)
+            opened: false,
+        })
+    }
+
+    /// Writes the header, `add` and `open` the first time it is called.
+    fn open_once(&mut self) -> Result<(), WriteError> {
+        if !self.opened {
+            self.opened = true;
+            writeln!(self.out, "fio version {} iolog", self.version.number())?;
+            self.line(1, "add")?;
+            self.line(1, "open")?;
+        }
+        Ok(())
     }
 
     /// How many I/O lines have been written.
@@ -119,6 +132,7 @@ impl<W: Write> IologWriter<W> {
             }
         };
         let stamp_us = record.arrival.0 / 1_000 + 1;
+        self.open_once()?;
         self.line(stamp_us, &format!("{action} {offset} {length}"))?;
         self.written += 1;
         Ok(())
@@ -126,6 +140,7 @@ impl<W: Write> IologWriter<W> {
 
     /// Write `close` and hand back the output.
     pub fn finish(mut self) -> Result<W, WriteError> {
+        self.open_once()?;
         let stamp = self.last_stamp_us;
         self.line(stamp, "close")?;
         self.out.flush()?;
