@@ -193,7 +193,7 @@ fn why_accept_behind(
                 "members {behind:?} accepted one update behind as the victims of an \
                  interrupted update, which the update record cannot confirm: {why}"
             ),
-            (_, Behind::UpdateFinished { .. }) => {
+            (_, Behind::UpdateFinished) => {
                 return Err(ArrayError::OldCopies {
                     dir: dir.to_path_buf(),
                     members: behind.to_vec(),

@@ -163,7 +163,7 @@ pub(crate) enum Behind {
     Interrupted,
     /// The newest update finished on every member active then: they are older
     /// copies of their files.
-    UpdateFinished { finished_generation: u64 },
+    UpdateFinished,
     /// The record cannot vouch either way (why).
     CannotTell(String),
 }
@@ -191,9 +191,7 @@ pub(crate) fn judge_behind(
                     record.started_generation
                 ))
             } else if record.finished_generation >= newest_generation {
-                Behind::UpdateFinished {
-                    finished_generation: record.finished_generation,
-                }
+                Behind::UpdateFinished
             } else {
                 Behind::Interrupted
             }
@@ -342,18 +340,8 @@ mod tests {
         // finished either, so members at 4 are still explained by a crash.
         assert_eq!(judge_behind(&found(6, 4), ID, 5), Behind::Interrupted);
         // Update 5 finished: members at 4 are old copies.
-        assert_eq!(
-            judge_behind(&found(5, 5), ID, 5),
-            Behind::UpdateFinished {
-                finished_generation: 5
-            }
-        );
-        assert_eq!(
-            judge_behind(&found(6, 5), ID, 5),
-            Behind::UpdateFinished {
-                finished_generation: 5
-            }
-        );
+        assert_eq!(judge_behind(&found(5, 5), ID, 5), Behind::UpdateFinished);
+        assert_eq!(judge_behind(&found(6, 5), ID, 5), Behind::UpdateFinished);
         for read in [
             RecordRead::Missing,
             RecordRead::Unreadable("x".into()),
