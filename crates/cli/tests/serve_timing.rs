@@ -95,3 +95,45 @@ fn model_paced_latency_matches_the_simulator() {
     );
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// The model's failed members, as `volume status` reports them while serving.
+fn model_failed(volume: &str) -> serde_json::Value {
+    volume_json(&["status", volume])["serving"]["model"]["failed_members"].clone()
+}
+
+// Proves the pacing model follows a member through failure and online rebuild:
+// `volume fail` has the model time member 1 as failed, and once `volume rebuild`
+// ends the model times a new drive there (no failed members). Before, the model
+// kept timing a rebuilt member as failed until the server restarted, so a healthy
+// array was paced as degraded (noticed 2026-11-28).
+#[test]
+fn the_model_follows_a_member_through_fail_and_rebuild() {
+    let dir = scratch("serve-timing-rebuild");
+    let volume = raid5_volume(&dir, "3", "16MiB");
+    let path = volume.to_str().unwrap();
+    let server = Server::start(&volume, &dir.join("nbd.sock"), &["--timing", "model"]);
+    assert_eq!(model_failed(path), serde_json::json!([]));
+    run(spinstack().args(["volume", "fail", path, "--member", "1"]));
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    while model_failed(path) != serde_json::json!([1]) {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "{}",
+            model_failed(path)
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    run(spinstack().args(["volume", "rebuild", path, "--member", "1"]));
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    loop {
+        let status = volume_json(&["status", path]);
+        let failed = &status["serving"]["model"]["failed_members"];
+        if status["state"] == "healthy" && *failed == serde_json::json!([]) {
+            break;
+        }
+        assert!(std::time::Instant::now() < deadline, "{status}");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    server.stop();
+    let _ = std::fs::remove_dir_all(&dir);
+}

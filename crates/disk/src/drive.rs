@@ -444,6 +444,7 @@ impl Drive {
                 self.power.set_policy(now, policy);
             }
             Control::Fail => self.fail(now),
+            Control::Replace => self.replace()?,
             // A drive holds no plug queue: its queue is the command queue.
             Control::Unplug => {}
         }
@@ -464,6 +465,28 @@ impl Drive {
             self.in_service
                 .insert(at, Completion::new(request, done, Status::DeviceFailed));
         }
+    }
+}
+
+impl Drive {
+    /// A new drive of the same model takes this failed one's place: it serves
+    /// requests again, its buffer empty and no read-ahead or write-back planned.
+    /// Requests failed before the swap still complete as failed. The power books go
+    /// on (one slot, one meter); the arm is where the old one left it, as good a
+    /// guess as any for a drive just spun up.
+    fn replace(&mut self) -> Result<(), ControlError> {
+        if !self.failed {
+            return Err(ControlError::Unsupported {
+                device: "a drive",
+                command: Control::Replace,
+                reason: "it has not failed",
+            });
+        }
+        self.failed = false;
+        self.cache = Cache::new(self.firmware.segments, self.firmware.segment_sectors);
+        self.job = None;
+        self.last_was_write = false;
+        Ok(())
     }
 }
 

@@ -148,6 +148,38 @@ fn failed_drive_answers_device_failed() {
         .all(|c| c.status == Status::DeviceFailed && c.drive.is_none()));
 }
 
+// Proves a replaced drive serves again: a failed drive swapped for a new one (the
+// pacer's rebuilt member) completes reads and writes Ok, and a replace addressed to
+// a drive that has not failed is refused, so a stray command cannot reset it.
+#[test]
+fn replaced_drive_serves_again() {
+    let mut engine = atlas();
+    let refused = engine.control(DeviceId(0), &[], Control::Replace);
+    assert!(
+        refused.is_err_and(|error| error.to_string().contains("has not failed")),
+        "a working drive is not replaced"
+    );
+    engine.control(DeviceId(0), &[], Control::Fail).unwrap();
+    let failed = play(
+        &mut engine,
+        vec![Issue::new(Operation::Read, Lbn(0), Sectors(8))],
+    );
+    assert_eq!(failed[0].status, Status::DeviceFailed);
+    engine.control(DeviceId(0), &[], Control::Replace).unwrap();
+    let done = play(
+        &mut engine,
+        vec![
+            Issue::new(Operation::Read, Lbn(0), Sectors(8)),
+            write(100, false),
+        ],
+    );
+    assert!(
+        done.iter()
+            .all(|c| c.status == Status::Ok && c.drive.is_some()),
+        "{done:?}"
+    );
+}
+
 // Regression test (found building the DMA-buffer experiment of issue 8): on a drive
 // whose host link is faster than its media (the DJNA-371350 on ATA/66), 4 KB
 // sequential reads must stream from the read-ahead, well under a revolution each;

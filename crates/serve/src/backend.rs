@@ -61,8 +61,10 @@ impl<S: BlockStore + Send + 'static> StoreBackend<S> {
         self
     }
 
-    /// Tells the pacer of every member failed since it was last told (control
-    /// commands call it after failing a member).
+    /// Tells the pacer of every member failed since it was last told, and of every
+    /// member it was told of that is no longer failed (rebuilt: a new drive in its
+    /// place). Control commands call it after failing a member, the online rebuild
+    /// when it ends.
     pub fn sync_pacer(&self) {
         let guard = self.lock();
         if let Some(store) = guard.as_ref() {
@@ -78,12 +80,20 @@ impl<S: BlockStore + Send + 'static> StoreBackend<S> {
             .told_pacer
             .lock()
             .unwrap_or_else(|poison| poison.into_inner());
-        for member in failed_members(store) {
+        let failed_now = failed_members(store);
+        for &member in &failed_now {
             if !told.contains(&member) {
                 pacer.fail_member(spinstack_sim::device::MemberIndex(member));
                 told.push(member);
             }
         }
+        told.retain(|member| {
+            let still_failed = failed_now.contains(member);
+            if !still_failed {
+                pacer.replace_member(spinstack_sim::device::MemberIndex(*member));
+            }
+            still_failed
+        });
     }
 
     /// Runs `action` on the store with every command held off meanwhile (control
@@ -499,5 +509,28 @@ mod tests {
             .execute(&Command::Flush, &mut Vec::new())
             .expect("flushed");
         assert_eq!(model_failed(&on_the_data_path, &[2]), [2]);
+    }
+
+    // Proves the pacing model follows a rebuild: once the store no longer counts a
+    // member failed (its rebuild ended), the next sync has the model time a new drive
+    // there, and a later failure of the same member is timed again. (Before, a member
+    // once failed stayed failed in the model until the server restarted, so a
+    // rebuilt array was paced as degraded: noticed 2026-11-28.)
+    #[test]
+    fn the_pacer_follows_a_rebuilt_member_back() {
+        let backend = paced(vec![1]);
+        assert_eq!(model_failed(&backend, &[1]), [1]);
+        backend
+            .with_store(|store| store.failed.clear())
+            .expect("serving");
+        backend.sync_pacer();
+        assert_eq!(model_failed(&backend, &[]), Vec::<u32>::new());
+        backend
+            .with_store(|store| store.failed.push(1))
+            .expect("serving");
+        backend
+            .execute(&Command::Flush, &mut Vec::new())
+            .expect("flushed");
+        assert_eq!(model_failed(&backend, &[1]), [1]);
     }
 }

@@ -33,13 +33,17 @@ pub const REBUILD_STRIPES_PER_STEP: u64 = 16;
 /// Adds the serving side's figures (address, latency, model) to a status answer.
 pub type ExtraStatus = Arc<dyn Fn() -> Value + Send + Sync>;
 
-/// The members `array` records as failed, ascending: what the pacer must time as
-/// failed ([`StoreBackend::with_member_failures`]). Read from the role table, which the
-/// array brings up to date before any request returns; allocates only when one failed.
+/// The members `array` records as failed or still being rebuilt, ascending: what the
+/// pacer must time as failed ([`StoreBackend::with_member_failures`]). A member being
+/// rebuilt stays failed in the model until its rebuild ends, when the pacer is told
+/// to time a new drive in its place: the model has no rebuild cursor, and a member
+/// half rebuilt serves only part of the array's reads. Read from the role table, which
+/// the array brings up to date before any request returns; allocates only when one
+/// failed.
 pub fn failed_members(array: &Array) -> Vec<u32> {
     let roles = array.roles().iter().enumerate();
     roles
-        .filter(|(_, role)| **role == MemberRole::Failed)
+        .filter(|(_, role)| matches!(**role, MemberRole::Failed | MemberRole::Rebuilding))
         .map(|(member, _)| member as u32)
         .collect()
 }
@@ -227,7 +231,11 @@ fn spawn_rebuild(shared: &Arc<Shared>) -> Result<(), String> {
 fn rebuild_online(shared: &Shared) {
     loop {
         match on_array(shared, |array| array.rebuild_step(REBUILD_STRIPES_PER_STEP)) {
-            Ok(step) if step.done => break,
+            Ok(step) if step.done => {
+                // The member is active again: the model times a new drive there.
+                shared.backend.sync_pacer();
+                break;
+            }
             Ok(_) => std::thread::yield_now(),
             Err(error) => {
                 eprintln!("serve: rebuild stopped: {error}");

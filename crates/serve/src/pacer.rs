@@ -13,6 +13,11 @@
 //! The bytes are already read or written when a request reaches the pacer (the data
 //! path does not wait for the model); only the reply is held. Clients see a reply no
 //! earlier than the model allows, which is what pacing means.
+//!
+//! Member failures reach the model as `Control::Fail`, and a member whose rebuild
+//! ended as `Control::Replace` (a new drive in its place). A member being rebuilt
+//! is timed as failed until then, and the rebuild's own reads and writes are not
+//! paced: the model has no rebuild traffic (see `spinstack_volume::timed`).
 
 use serde::Serialize;
 use spinstack_sim::device::{Control, MemberIndex};
@@ -43,6 +48,7 @@ pub struct Paced {
 enum Message {
     Request(Paced),
     Fail(MemberIndex),
+    Replace(MemberIndex),
 }
 
 /// What the model has seen so far, for `volume status`.
@@ -106,6 +112,14 @@ impl Pacer {
     pub fn fail_member(&self, member: MemberIndex) {
         if let Some(sender) = &self.sender {
             let _ = sender.send(Message::Fail(member));
+        }
+    }
+
+    /// A failed member was rebuilt: the model times a new drive in its place, so
+    /// timing follows the healthy array again.
+    pub fn replace_member(&self, member: MemberIndex) {
+        if let Some(sender) = &self.sender {
+            let _ = sender.send(Message::Replace(member));
         }
     }
 
@@ -216,6 +230,19 @@ impl PacerLoop {
                 if failed.is_ok() && !self.failed.contains(&member.0) {
                     self.failed.push(member.0);
                     self.failed.sort_unstable();
+                    self.publish(true);
+                }
+            }
+            Message::Replace(member) => {
+                // Only a member the model times as failed has anything to replace.
+                if !self.failed.contains(&member.0) {
+                    return;
+                }
+                let replaced = self
+                    .engine
+                    .control(self.device, &[member], Control::Replace);
+                if replaced.is_ok() {
+                    self.failed.retain(|&m| m != member.0);
                     self.publish(true);
                 }
             }

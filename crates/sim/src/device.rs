@@ -81,6 +81,11 @@ pub enum Control {
     /// The device stops working: requests still queued and every later request
     /// complete with `Status::DeviceFailed`.
     Fail,
+    /// A new device takes a failed one's place (a member swapped in and rebuilt):
+    /// it works again, with nothing of the old one's buffer or plans. Refused for a
+    /// device that has not failed, so a stray command cannot reset a working one.
+    /// A volume addressed through a member path times that member as live again.
+    Replace,
     /// Send now every request a layer's plug is holding back to merge — what
     /// Linux does when a process must wait for a page (`sync_page` runs the
     /// device's queue rather than wait out the unplug timer). A device with no

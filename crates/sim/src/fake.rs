@@ -99,6 +99,15 @@ impl BlockDevice for FixedServiceDevice {
                 self.failed = true;
                 Ok(())
             }
+            Control::Replace if self.failed => {
+                self.failed = false;
+                Ok(())
+            }
+            Control::Replace => Err(ControlError::Unsupported {
+                device: "a fixed-service device",
+                command,
+                reason: "it has not failed",
+            }),
             // No plug: nothing is held back.
             Control::Unplug => Ok(()),
             _ => Err(ControlError::Unsupported {

@@ -13,7 +13,7 @@
 //! copy left (never data claimed from a failed member).
 
 use super::io::{MemberIo, MemberStats, PlugPolicy};
-use super::{route_control, HostCost};
+use super::{route_control, HostCost, MemberChange};
 use crate::map::{MapError, MemberIndex, MirrorMap, Piece, Raid10Map, Replica, Replicas};
 use spinstack_sim::device::{BlockDevice, Control, ControlError, DeviceError};
 use spinstack_sim::driver::Issue;
@@ -322,9 +322,10 @@ impl<D: BlockDevice> BlockDevice for Mirrored<D> {
         path: &[MemberIndex],
         command: Control,
     ) -> Result<(), ControlError> {
-        if let Some(member) = route_control(&mut self.io, "a mirrored volume", now, path, command)?
-        {
-            self.failed[member.index()] = true;
+        match route_control(&mut self.io, "a mirrored volume", now, path, command)? {
+            Some(MemberChange::Failed(member)) => self.failed[member.index()] = true,
+            Some(MemberChange::Replaced(member)) => self.failed[member.index()] = false,
+            None => {}
         }
         Ok(())
     }

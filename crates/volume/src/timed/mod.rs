@@ -17,7 +17,8 @@
 //! **Invariants.** A volume completes each request exactly once, after every member
 //! request it needed (or at an explicit time for work done in memory); its
 //! completion carries a status and no drive detail. A failed member is never sent
-//! a request again; with more failures than the level survives, requests complete
+//! a request again until a `Replace` addressed to it puts a new device in its
+//! place; with more failures than the level survives, requests complete
 //! with `Status::DeviceFailed`, never with wrong data claimed as read. Control
 //! commands with a member path reach that member; power commands to the volume
 //! itself reach every member.
@@ -44,18 +45,28 @@ pub use striped::Striped;
 use spinstack_sim::device::{BlockDevice, Control, ControlError, MemberIndex};
 use spinstack_sim::units::Nanoseconds;
 
+/// What a control command did to one member, for the level's own books.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum MemberChange {
+    /// The member failed: send it nothing more.
+    Failed(MemberIndex),
+    /// A new device took the member's place (its data rebuilt on the byte path):
+    /// use it again.
+    Replaced(MemberIndex),
+}
+
 /// Route a control command: a member path goes to that member; power commands
 /// to the volume itself go to every member; an unplug of the volume itself sends
-/// what its plug queues hold, then goes to every member; failing the volume as a
-/// whole is refused (fail a member). Returns the member failed by the command, if any, so
-/// the level can stop using it.
+/// what its plug queues hold, then goes to every member; failing or replacing the
+/// volume as a whole is refused (address a member). Returns what the command did to
+/// a member of this volume, if anything, so the level can stop or start using it.
 fn route_control<D: BlockDevice, T: Copy, P: Default>(
     io: &mut MemberIo<D, T, P>,
     device: &'static str,
     now: Nanoseconds,
     path: &[MemberIndex],
     command: Control,
-) -> Result<Option<MemberIndex>, ControlError> {
+) -> Result<Option<MemberChange>, ControlError> {
     if path.is_empty() && command == Control::Unplug {
         // The plug queues are this layer's own; the members below get the
         // command too, for a plug of their own (a drive ignores it). The queue
@@ -75,13 +86,20 @@ fn route_control<D: BlockDevice, T: Copy, P: Default>(
     match path.split_first() {
         Some((&member, rest)) => {
             io.members.control(now, member, rest, command)?;
-            Ok((rest.is_empty() && command == Control::Fail).then_some(member))
+            Ok(match command {
+                _ if !rest.is_empty() => None,
+                Control::Fail => Some(MemberChange::Failed(member)),
+                Control::Replace => Some(MemberChange::Replaced(member)),
+                _ => None,
+            })
         }
-        None if command == Control::Fail => Err(ControlError::Unsupported {
-            device,
-            command,
-            reason: "a volume fails member by member: address one",
-        }),
+        None if matches!(command, Control::Fail | Control::Replace) => {
+            Err(ControlError::Unsupported {
+                device,
+                command,
+                reason: "a volume fails and replaces member by member: address one",
+            })
+        }
         None => {
             for member in 0..io.count() {
                 io.members.control(now, MemberIndex(member), &[], command)?;

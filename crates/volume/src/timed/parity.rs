@@ -48,9 +48,11 @@
 //! **Failure.** One failed member: reads reconstruct, writes keep parity right
 //! (the plans know the failed member). A second failure: every request that needs
 //! a lost unit completes `DeviceFailed`; none claims data it could not read.
+//! `Replace` of a failed member (its rebuild done on the byte path) puts it back in
+//! the plans; the model has no rebuild cursor, so a member is failed or whole.
 
 use super::io::{IoEvent, MemberIo, MemberStats, PlugPolicy};
-use super::{route_control, HostCost};
+use super::{route_control, HostCost, MemberChange};
 use crate::map::plan::{
     plan_read_into, plan_write_into, ReadOptions, ReadPlan, WriteChoice, WriteKind, WritePlan,
 };
@@ -556,8 +558,10 @@ impl<D: BlockDevice, L: ParityLayout> BlockDevice for Parity<D, L> {
             self.io.members.catch_up(now);
             self.unplug_array(Release::Unplug);
         }
-        if let Some(member) = route_control(&mut self.io, "a RAID-5 volume", now, path, command)? {
-            self.mark_failed(member);
+        match route_control(&mut self.io, "a RAID-5 volume", now, path, command)? {
+            Some(MemberChange::Failed(member)) => self.mark_failed(member),
+            Some(MemberChange::Replaced(member)) => self.failed.retain(|&m| m != member),
+            None => {}
         }
         Ok(())
     }

@@ -172,6 +172,52 @@ fn degraded_then_lost() {
     );
 }
 
+// Proves a replaced member is used again: with member 2 failed a read of its unit
+// reconstructs from the others and sends it nothing; once a new drive replaces it
+// (the pacer after an online rebuild) the same read goes to member 2 alone. A
+// replace of the volume itself is refused (members are replaced one by one).
+#[test]
+fn replaced_member_is_read_again() {
+    let mut engine = Engine::default();
+    engine.add_device(md5(ParityOptions::md()));
+    assert!(engine.control(DeviceId(0), &[], Control::Replace).is_err());
+    engine
+        .control(DeviceId(0), &[MemberIndex(2)], Control::Fail)
+        .unwrap();
+    let read_member_2 = || Script {
+        // Stripe 0: LBN 16 is on member 2 (parity on member 4).
+        script: vec![issue(Operation::Read, 16, 8)].into_iter(),
+        depth: 1,
+        done: Vec::new(),
+    };
+    let mut host = read_member_2();
+    spinstack_sim::driver::run(&mut engine, &mut host).unwrap();
+    assert_eq!(host.done[0].status, Status::Ok);
+    let requests = |engine: &Engine<Parity<FixedServiceDevice, Raid5Map>>| -> Vec<u64> {
+        engine.devices()[0]
+            .stats()
+            .iter()
+            .map(|s| s.requests)
+            .collect()
+    };
+    let degraded = requests(&engine);
+    assert_eq!(degraded[2], 0, "a failed member is sent nothing");
+    assert!(degraded[0] > 0, "the read reconstructs from the others");
+    engine
+        .control(DeviceId(0), &[MemberIndex(2)], Control::Replace)
+        .unwrap();
+    let mut host = read_member_2();
+    spinstack_sim::driver::run(&mut engine, &mut host).unwrap();
+    assert_eq!(host.done[0].status, Status::Ok);
+    let healthy = requests(&engine);
+    let sent: Vec<u64> = healthy.iter().zip(&degraded).map(|(h, d)| h - d).collect();
+    assert_eq!(
+        sent,
+        vec![0, 0, 1, 0, 0],
+        "the unit is read from member 2 alone"
+    );
+}
+
 // Proves each stripe write sends its own data and parity writes when several are in
 // flight: two cold one-chunk writes to different stripes issued together put the
 // same sectors on each member as when issued one after the other (the writes after
