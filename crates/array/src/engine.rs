@@ -24,6 +24,7 @@ use spinstack_volume::map::{
     MemberIndex, MirrorMap, ParityLayout, Raid0Map, Raid10Map, Raid5Map, TrackAlignedLayout,
     UnitPolicy,
 };
+use std::ops::Range;
 
 /// The drive used for the timing model (and track maps) when no disk is named.
 pub const DEFAULT_DISK: &str = "atlas10k";
@@ -337,6 +338,22 @@ impl LevelVolume {
             LevelVolume::Raid10(v) => v.rebuild_step(max_units),
             LevelVolume::Raid5(v) => v.rebuild_step(max_units),
             LevelVolume::TrackAligned(v) => v.rebuild_step(max_units),
+        }
+    }
+
+    /// The volume ranges whose degraded reads read what rebuilding `member`'s `units`
+    /// reads (see `RebuildStep::read_ranges`); none for levels without redundancy.
+    pub fn rebuild_read_ranges(
+        &self,
+        member: MemberIndex,
+        units: Range<u64>,
+    ) -> Vec<(Lbn, Sectors)> {
+        match self {
+            LevelVolume::Single(_) | LevelVolume::Raid0(_) => Vec::new(),
+            LevelVolume::Raid1(v) => v.rebuild_read_ranges(member, units),
+            LevelVolume::Raid10(v) => v.rebuild_read_ranges(member, units),
+            LevelVolume::Raid5(v) => v.rebuild_read_ranges(units),
+            LevelVolume::TrackAligned(v) => v.rebuild_read_ranges(units),
         }
     }
 

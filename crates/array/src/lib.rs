@@ -92,7 +92,7 @@ pub use spinstack_volume::dab::WritePolicy;
 pub use update_record::update_record_path;
 
 use serde::Serialize;
-use spinstack_sim::units::Sectors;
+use spinstack_sim::units::{Lbn, Sectors};
 
 /// What an array is made of; recorded in every superblock.
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -209,6 +209,10 @@ pub struct RebuildStep {
     pub units: u64,
     /// In `0..=1`; 1 when done.
     pub progress: f64,
+    /// The volume ranges whose reads, with the member being rebuilt failed, read from
+    /// the other members what this step read (coalesced): how a timing model, which
+    /// has no rebuild traffic of its own, is given the step's load.
+    pub read_ranges: Vec<(Lbn, Sectors)>,
 }
 
 /// What a scrub found.

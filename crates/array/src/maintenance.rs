@@ -134,6 +134,10 @@ impl Array {
     /// Rebuilds up to `max_stripes` rebuild units (stripes; member rows for mirrors),
     /// flushes, and persists the cursor (or the member's return to active).
     pub fn rebuild_step(&mut self, max_stripes: u64) -> Result<RebuildStep, ArrayError> {
+        let before = match self.engine.volume().status().state {
+            ArrayState::Rebuilding { member, cursor, .. } => Some((member, cursor)),
+            _ => None,
+        };
         let units = self.engine.volume_mut().rebuild_step(max_stripes);
         if units.is_err() {
             // A member the step failed is recorded even though the step stopped.
@@ -156,10 +160,18 @@ impl Array {
         if units > 0 || roles_changed {
             self.persist(false, roles_changed)?;
         }
+        let read_ranges = match before {
+            Some((member, cursor)) => {
+                let rebuilt = cursor..cursor.saturating_add(units);
+                self.engine.volume().rebuild_read_ranges(member, rebuilt)
+            }
+            None => Vec::new(),
+        };
         Ok(RebuildStep {
             done,
             units,
             progress,
+            read_ranges,
         })
     }
 

@@ -102,14 +102,17 @@ fn model_failed(volume: &str) -> serde_json::Value {
 }
 
 // Proves the pacing model follows a member through failure and online rebuild:
-// `volume fail` has the model time member 1 as failed, and once `volume rebuild`
-// ends the model times a new drive there (no failed members). Before, the model
-// kept timing a rebuilt member as failed until the server restarted, so a healthy
-// array was paced as degraded (noticed 2026-11-28).
+// `volume fail` has the model time member 1 as failed; the rebuild's reads go
+// through the model (every stripe's data read once from the other members, so the
+// rebuild takes the modelled drives' time and loads them as clients would see);
+// and once `volume rebuild` ends the model times a new drive there (no failed
+// members). Before, the model kept timing a rebuilt member as failed until the
+// server restarted, so a healthy array was paced as degraded, and a rebuild cost
+// the model nothing (noticed 2026-11-28).
 #[test]
 fn the_model_follows_a_member_through_fail_and_rebuild() {
     let dir = scratch("serve-timing-rebuild");
-    let volume = raid5_volume(&dir, "3", "16MiB");
+    let volume = raid5_volume(&dir, "3", "8MiB");
     let path = volume.to_str().unwrap();
     let server = Server::start(&volume, &dir.join("nbd.sock"), &["--timing", "model"]);
     assert_eq!(model_failed(path), serde_json::json!([]));
@@ -133,6 +136,16 @@ fn the_model_follows_a_member_through_fail_and_rebuild() {
         }
         assert!(std::time::Instant::now() < deadline, "{status}");
         std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let status = volume_json(&["status", path]);
+    let model = &status["serving"]["model"];
+    let capacity_sectors = status["capacity_bytes"].as_u64().unwrap() / 512;
+    assert_eq!(model["rebuild_sectors"], capacity_sectors, "{status}");
+    for survivor in [0, 2] {
+        assert!(
+            model["members"][survivor]["requests"].as_u64().unwrap() > 0,
+            "{status}"
+        );
     }
     server.stop();
     let _ = std::fs::remove_dir_all(&dir);

@@ -122,6 +122,15 @@ impl<S: BlockStore + Send + 'static> StoreBackend<S> {
         self.pacer.as_ref()
     }
 
+    /// Has the pacer, if any, time the reads of one online rebuild step and waits
+    /// for them ([`Pacer::pace_rebuild_reads`]); unpaced, returns at once. Call it
+    /// without holding the store, so client requests go on meanwhile.
+    pub fn pace_rebuild(&self, read_ranges: &[(Lbn, Sectors)]) {
+        if let Some(pacer) = &self.pacer {
+            pacer.pace_rebuild_reads(read_ranges);
+        }
+    }
+
     /// Response times from request read to reply handed to the connection (written
     /// at once, or queued for its writer thread when the pacer releases it).
     pub fn latency(&self) -> LatencySummary {

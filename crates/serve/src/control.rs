@@ -230,7 +230,13 @@ fn spawn_rebuild(shared: &Arc<Shared>) -> Result<(), String> {
 /// Rebuilds a few stripes per turn until done, letting client requests in between.
 fn rebuild_online(shared: &Shared) {
     loop {
-        match on_array(shared, |array| array.rebuild_step(REBUILD_STRIPES_PER_STEP)) {
+        let step = on_array(shared, |array| array.rebuild_step(REBUILD_STRIPES_PER_STEP));
+        if let Ok(step) = &step {
+            // Under `--timing model` the step's reads take the model's time, with
+            // the store free for clients meanwhile.
+            shared.backend.pace_rebuild(&step.read_ranges);
+        }
+        match step {
             Ok(step) if step.done => {
                 // The member is active again: the model times a new drive there.
                 shared.backend.sync_pacer();

@@ -16,8 +16,13 @@
 //!
 //! Member failures reach the model as `Control::Fail`, and a member whose rebuild
 //! ended as `Control::Replace` (a new drive in its place). A member being rebuilt
-//! is timed as failed until then, and the rebuild's own reads and writes are not
-//! paced: the model has no rebuild traffic (see `spinstack_volume::timed`).
+//! is timed as failed until then. The timed volumes have no rebuild traffic of their
+//! own (see `spinstack_volume::timed`), so each online rebuild step is given to the
+//! model as the volume reads that, degraded, read what the step read from the other
+//! members, and the rebuild waits for them ([`Pacer::pace_rebuild_reads`]): it goes
+//! at the modelled drives' pace and loads them as clients see. Not modelled: the
+//! writes to the member being rebuilt, and a DMA-aligned buffer may answer some of
+//! those reads from its own blocks.
 
 use serde::Serialize;
 use spinstack_sim::device::{Control, MemberIndex};
@@ -49,6 +54,8 @@ enum Message {
     Request(Paced),
     Fail(MemberIndex),
     Replace(MemberIndex),
+    /// A read an online rebuild step stands for (counted apart from clients').
+    RebuildRead(Paced),
 }
 
 /// What the model has seen so far, for `volume status`.
@@ -61,6 +68,10 @@ pub struct ModelSnapshot {
     pub members: Vec<MemberUtilisation>,
     /// Members the model times as failed (ascending).
     pub failed_members: Vec<u32>,
+    /// Reads the model was given for online rebuild steps, and their sectors
+    /// ([`Pacer::pace_rebuild_reads`]).
+    pub rebuild_reads: u64,
+    pub rebuild_sectors: u64,
 }
 
 #[derive(Clone, Debug, Serialize)]
@@ -115,6 +126,45 @@ impl Pacer {
         }
     }
 
+    /// Gives the model the reads of one online rebuild step (volume `ranges` read with
+    /// the member being rebuilt failed: the other members' share of the step) and
+    /// returns once it has completed them, so a rebuild under `--timing model` goes at
+    /// the modelled drives' pace and its load delays clients as on the drives. The
+    /// rebuilt member's writes are not modelled (it is timed as failed until its
+    /// rebuild ends, so no client request waits on it either).
+    pub fn pace_rebuild_reads(&self, ranges: &[(Lbn, Sectors)]) {
+        let (done, finished) = mpsc::channel();
+        for &(lbn, sectors) in ranges {
+            let done = done.clone();
+            let paced = Paced {
+                operation: Operation::Read,
+                lbn,
+                sectors,
+                force_unit_access: false,
+                release: Box::new(move || {
+                    let _ = done.send(());
+                }),
+            };
+            match &self.sender {
+                Some(sender) => {
+                    if let Err(mpsc::SendError(Message::RebuildRead(paced))) =
+                        sender.send(Message::RebuildRead(paced))
+                    {
+                        (paced.release)();
+                    }
+                }
+                None => (paced.release)(),
+            }
+        }
+        drop(done);
+        // Each release sends once; a pacer that ends drops the rest, which ends this.
+        for _ in ranges {
+            if finished.recv().is_err() {
+                break;
+            }
+        }
+    }
+
     /// A failed member was rebuilt: the model times a new drive in its place, so
     /// timing follows the healthy array again.
     pub fn replace_member(&self, member: MemberIndex) {
@@ -151,6 +201,8 @@ struct PacerLoop {
     shared: Arc<Mutex<ModelSnapshot>>,
     last_snapshot: Instant,
     failed: Vec<u32>,
+    rebuild_reads: u64,
+    rebuild_sectors: u64,
 }
 
 impl PacerLoop {
@@ -168,6 +220,8 @@ impl PacerLoop {
             shared,
             last_snapshot: Instant::now(),
             failed: Vec::new(),
+            rebuild_reads: 0,
+            rebuild_sectors: 0,
         }
     }
 
@@ -224,6 +278,11 @@ impl PacerLoop {
     fn accept(&mut self, message: Message) {
         match message {
             Message::Request(paced) => self.submit(paced),
+            Message::RebuildRead(paced) => {
+                self.rebuild_reads += 1;
+                self.rebuild_sectors += paced.sectors.0;
+                self.submit(paced);
+            }
             Message::Fail(member) => {
                 // A model that cannot fail the member keeps timing it healthy.
                 let failed = self.engine.control(self.device, &[member], Control::Fail);
@@ -301,6 +360,8 @@ impl PacerLoop {
             unpaced_requests: self.unpaced,
             members,
             failed_members: self.failed.clone(),
+            rebuild_reads: self.rebuild_reads,
+            rebuild_sectors: self.rebuild_sectors,
         };
         *self
             .shared

@@ -216,6 +216,35 @@ impl<S: BlockStore, M: CopyLayout> MirrorVolume<S, M> {
         Ok(done)
     }
 
+    /// The volume ranges whose reads, with `member` failed, read from another copy
+    /// what rebuilding `member`'s `rows` reads (each row's unit, at the volume address
+    /// it mirrors; unused slots read nothing). Coalesced, in row order. For a timing
+    /// model, which has no rebuild traffic of its own (`serve --timing model`).
+    pub fn rebuild_read_ranges(
+        &self,
+        member: MemberIndex,
+        rows: std::ops::Range<u64>,
+    ) -> Vec<(Lbn, Sectors)> {
+        let unit = self.map.unit_sectors().0;
+        let used = self.map.member_used().0;
+        let mut ranges: Vec<(Lbn, Sectors)> = Vec::new();
+        for row in rows {
+            let start = row.saturating_mul(unit);
+            if start >= used {
+                break;
+            }
+            let sectors = unit.min(used - start);
+            let Some(lbn) = self.map.volume_lbn(member, Lbn(start)) else {
+                continue;
+            };
+            match ranges.last_mut() {
+                Some((last, length)) if last.0 + length.0 == lbn.0 => length.0 += sectors,
+                _ => ranges.push((lbn, Sectors(sectors))),
+            }
+        }
+        ranges
+    }
+
     pub(crate) fn rebuild_rows(&self) -> u64 {
         self.map.member_used().0.div_ceil(self.map.unit_sectors().0)
     }

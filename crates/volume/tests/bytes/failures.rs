@@ -173,3 +173,46 @@ fn replacing_a_live_member_is_refused() {
         .unwrap_err();
     assert!(error.to_string().contains("healthy"), "{error}");
 }
+
+// Proves the volume ranges a rebuild step stands for in a timing model are what the
+// rebuild reads from the other members: for RAID-5 each stripe's whole data (the
+// stripes of a rebuild cover the volume once, coalesced), for RAID-10 the chunks the
+// member mirrors (its pair's, not the other pair's), for RAID-1 the member's own
+// addresses. (`serve --timing model` paces online rebuilds with them.)
+#[test]
+fn rebuild_read_ranges_are_what_the_rebuild_reads() {
+    let raid5 = Raid5Volume::new(Sectors(8), memories(4, 256)).unwrap();
+    let stripes = 256 / 8;
+    assert_eq!(
+        raid5.rebuild_read_ranges(0..stripes),
+        [(Lbn(0), raid5.capacity())],
+        "a whole rebuild reads every stripe's data once"
+    );
+    assert_eq!(
+        raid5.rebuild_read_ranges(3..5),
+        [(Lbn(3 * 24), Sectors(2 * 24))]
+    );
+    assert_eq!(
+        raid5.rebuild_read_ranges(stripes - 1..stripes + 9),
+        [(Lbn((stripes - 1) * 24), Sectors(24))],
+        "stripes past the end read nothing"
+    );
+    // RAID-10 near-2 over four members: row r holds chunk 2r on members 0 and 1 and
+    // chunk 2r + 1 on members 2 and 3.
+    let raid10 = Raid10Volume::new(Sectors(8), 2, memories(4, 256)).unwrap();
+    assert_eq!(
+        raid10.rebuild_read_ranges(MemberIndex(1), 0..2),
+        [(Lbn(0), Sectors(8)), (Lbn(16), Sectors(8))]
+    );
+    assert_eq!(
+        raid10.rebuild_read_ranges(MemberIndex(3), 1..2),
+        [(Lbn(24), Sectors(8))]
+    );
+    let raid1 = Raid1Volume::new(memories(2, 1024)).unwrap();
+    let rows = raid1.rebuild_read_ranges(MemberIndex(1), 0..u64::MAX);
+    assert_eq!(
+        rows,
+        [(Lbn(0), raid1.capacity())],
+        "coalesced, ends at the member"
+    );
+}

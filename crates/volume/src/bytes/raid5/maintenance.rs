@@ -35,6 +35,27 @@ use spinstack_sim::units::{Lbn, Sectors};
 use spinstack_store::{xor_into, BlockStore, StoreError};
 
 impl<S: BlockStore, L: ParityLayout> Raid5Volume<S, L> {
+    /// The volume ranges whose reads, with the member being rebuilt failed, read from
+    /// the other members what rebuilding `stripes` reads: each stripe's whole data, as
+    /// a degraded read of a full stripe reads every other member's unit of it (data
+    /// units, and parity where the lost unit holds data). Coalesced, ascending. For a
+    /// timing model, which has no rebuild traffic of its own (`serve --timing model`).
+    pub fn rebuild_read_ranges(&self, stripes: std::ops::Range<u64>) -> Vec<(Lbn, Sectors)> {
+        let end = stripes.end.min(self.layout.stripes());
+        let mut ranges: Vec<(Lbn, Sectors)> = Vec::new();
+        for stripe in stripes.start..end {
+            let (lbn, sectors) = (
+                self.layout.stripe_start(stripe),
+                self.layout.stripe_data_sectors(stripe),
+            );
+            match ranges.last_mut() {
+                Some((last, length)) if last.0 + length.0 == lbn.0 => length.0 += sectors.0,
+                _ => ranges.push((lbn, sectors)),
+            }
+        }
+        ranges
+    }
+
     /// Rebuilds up to `max_stripes` stripes of the member being rebuilt; returns how
     /// many it did (0 when nothing is being rebuilt).
     pub fn rebuild_step(&mut self, max_stripes: u64) -> Result<u64, VolumeError> {
