@@ -11,7 +11,7 @@ use spinstack_nbd::negotiate::{negotiate, ExportInfo};
 use spinstack_nbd::transmission::{transmit, Limits};
 use spinstack_nbd::wire::*;
 use spinstack_nbd::{start, Address, Backend, Command, Negotiated, ServerConfig};
-use std::io::{Cursor, Read, Write};
+use std::io::{Cursor, Write};
 use std::os::unix::net::UnixStream;
 use std::sync::{Arc, Mutex};
 
@@ -184,25 +184,6 @@ proptest! {
     fn negotiation_takes_any_bytes(bytes in proptest::collection::vec(any::<u8>(), 0..600)) {
         let mut stream = Duplex { input: Cursor::new(bytes), output: Vec::new() };
         let _ = negotiate(&mut stream, &export());
-    }
-}
-
-/// In-memory two-way stream for negotiation.
-struct Duplex {
-    input: Cursor<Vec<u8>>,
-    output: Vec<u8>,
-}
-impl Read for Duplex {
-    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
-        self.input.read(buf)
-    }
-}
-impl Write for Duplex {
-    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        self.output.write(buf)
-    }
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
     }
 }
 

@@ -2,8 +2,9 @@
 //! A raw client for the scripted tests: requests built byte by byte, negotiation by
 //! hand, replies read and checked field by field.
 
+use proptest::prelude::*;
 use spinstack_nbd::wire::*;
-use std::io::{Read, Write};
+use std::io::{Cursor, Read, Write};
 use std::os::unix::net::UnixStream;
 
 pub fn request(
@@ -126,4 +127,45 @@ pub fn chunk(stream: &mut UnixStream) -> (ChunkHeader, Vec<u8>) {
     let header = decode_chunk_header(&header).expect("a structured reply chunk");
     let payload = read_n(stream, header.length_bytes as usize);
     (header, payload)
+}
+
+/// In-memory two-way stream for negotiation.
+pub struct Duplex {
+    pub input: Cursor<Vec<u8>>,
+    pub output: Vec<u8>,
+}
+impl Read for Duplex {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        self.input.read(buf)
+    }
+}
+impl Write for Duplex {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.output.write(buf)
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+/// Reads bytes off a reply stream; a short read is a desynchronised stream.
+pub struct Replies<'a> {
+    pub bytes: &'a [u8],
+    pub at: usize,
+}
+impl<'a> Replies<'a> {
+    pub fn take(&mut self, length: usize) -> Result<&'a [u8], TestCaseError> {
+        let end = self.at + length;
+        prop_assert!(
+            end <= self.bytes.len(),
+            "reply stream ends early at {}",
+            self.at
+        );
+        let taken = &self.bytes[self.at..end];
+        self.at = end;
+        Ok(taken)
+    }
+    pub fn u32(&mut self) -> Result<u32, TestCaseError> {
+        Ok(u32::from_be_bytes(self.take(4)?.try_into().unwrap()))
+    }
 }
