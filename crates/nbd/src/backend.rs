@@ -72,7 +72,7 @@ impl CommandError {
         match self {
             CommandError::Io => "the storage failed (I/O error)",
             CommandError::Invalid => {
-                "invalid request: flags, length or range not allowed for this command"
+                "invalid request: a command, flag, length or range this export does not take"
             }
             CommandError::NoSpace => "the range reaches past the end of the export",
             CommandError::NotPermitted => "the export is read-only",
