@@ -27,7 +27,8 @@ fn uri(dir: &Path) -> String {
     format!("nbd+unix:///?socket={}", dir.join("nbd.sock").display())
 }
 
-/// nbdinfo sees the export's size and the flags we advertise.
+/// nbdinfo sees the export's size and the flags we advertise; it negotiates
+/// structured replies (so `SEND_DF` is advertised) and lists `base:allocation`.
 #[test]
 fn nbdinfo_describes_the_export() {
     if !have("nbdinfo") {
@@ -43,6 +44,12 @@ fn nbdinfo_describes_the_export() {
     assert_eq!(export["can_fua"], true, "{text}");
     assert_eq!(export["can_trim"], true, "{text}");
     assert_eq!(export["is_rotational"], true, "{text}");
+    assert_eq!(export["can_df"], true, "{text}");
+    assert_eq!(
+        export["contexts"],
+        serde_json::json!(["base:allocation"]),
+        "{text}"
+    );
     let list = run(Command::new("nbdinfo")
         .arg("--list")
         .arg("--json")

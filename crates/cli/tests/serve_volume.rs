@@ -93,6 +93,46 @@ fn raid5_with_nbdinfo_nbdcopy_and_qemu_img() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// Block status through real clients: `nbdinfo --map` over a served RAID-5 prints
+/// one extent covering the whole export, of type 0 "data" (the array tracks no
+/// holes, so the server claims none), and `qemu-img map --output=json` reports the
+/// same single data extent. Both negotiate structured replies and `base:allocation`.
+#[test]
+fn nbdinfo_map_and_qemu_img_map_show_one_data_extent() {
+    if !(have("nbdinfo") && have("qemu-img")) {
+        return;
+    }
+    let dir = scratch("serve-map");
+    let volume = raid5_volume(&dir, "3", "8MiB");
+    let server = Server::start(&volume, &dir.join("nbd.sock"), &[]);
+    let size_bytes: u64 = run(Command::new("nbdinfo").arg("--size").arg(server.uri()))
+        .trim()
+        .parse()
+        .unwrap();
+    assert!(size_bytes > 0);
+    let map = run(Command::new("nbdinfo").arg("--map").arg(server.uri()));
+    eprintln!("nbdinfo --map printed:\n{map}");
+    let lines: Vec<Vec<&str>> = map
+        .lines()
+        .map(|line| line.split_whitespace().collect())
+        .collect();
+    let size = size_bytes.to_string();
+    assert_eq!(lines, vec![vec!["0", size.as_str(), "0", "data"]], "{map}");
+
+    let text = run(Command::new("qemu-img")
+        .args(["map", "--output=json"])
+        .arg(server.uri()));
+    let extents = json(&text);
+    let extents = extents.as_array().expect("a JSON list");
+    assert_eq!(extents.len(), 1, "{text}");
+    assert_eq!(extents[0]["start"], 0, "{text}");
+    assert_eq!(extents[0]["length"], size_bytes, "{text}");
+    assert_eq!(extents[0]["data"], true, "{text}");
+    assert_eq!(extents[0]["zero"], false, "{text}");
+    server.stop();
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 /// fio random writes with crc32c verification pass on a healthy RAID-5; then one fio
 /// run that verifies as it writes (`verify_backlog`) keeps passing while a member
 /// fails under it (degraded) and is rebuilt online under it (the rebuild command

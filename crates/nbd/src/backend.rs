@@ -1,10 +1,19 @@
 //! What the server asks of the storage behind an export: [`Backend`], the
 //! [`Command`]s it receives, and the [`Reply`] handle through which it answers, now or
-//! later, from any thread (so replies can leave out of order).
+//! later, from any thread (so replies can leave out of order). A reply does not know
+//! the wire: whether it goes out simple or structured is the connection's (see
+//! `framing`).
 
+use crate::framing::{self, Framed};
 use crate::wire;
 use std::borrow::Cow;
 use std::sync::Arc;
+
+/// Most extents one block status reply carries; a backend's longer list is cut
+/// there, which the protocol allows (the client asks again from where it ends). The
+/// reply's size is then known before the backend answers, so it counts against the
+/// connection's held-bytes bound like read data.
+pub const MAX_EXTENTS_PER_REPLY: usize = 1024;
 
 /// One transmission command, checked: inside the export, flags valid for it.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -58,6 +67,20 @@ pub enum CommandError {
 }
 
 impl CommandError {
+    /// What a structured error chunk tells the user.
+    pub fn message(self) -> &'static str {
+        match self {
+            CommandError::Io => "the storage failed (I/O error)",
+            CommandError::Invalid => {
+                "invalid request: a command, flag, length or range this export does not take"
+            }
+            CommandError::NoSpace => "the range reaches past the end of the export",
+            CommandError::NotPermitted => "the export is read-only",
+            CommandError::NotSupported => "the storage cannot do this command",
+            CommandError::Shutdown => "the server is shutting down",
+        }
+    }
+
     /// The protocol's error value.
     pub fn errno(self) -> u32 {
         match self {
@@ -82,21 +105,79 @@ pub trait Backend: Send + Sync + 'static {
     fn rotational(&self) -> bool;
     /// Carries out `command` and answers through `reply`.
     fn submit(&self, command: Command, reply: Reply);
+    /// Answers a `BLOCK_STATUS` query for `length_bytes` from `_offset_bytes` (both
+    /// checked inside the export) with [`Reply::extents`]. The default reports the
+    /// whole range as one extent with no flag: allocated, not known to read as
+    /// zeroes. That is true of any storage (it claims no hole and no zeroes), so a
+    /// backend that does not track holes (a RAID array, a buffered volume) stays
+    /// honest by keeping it; one that does track them may say more.
+    fn block_status(&self, _offset_bytes: u64, length_bytes: u32, reply: Reply) {
+        reply.extents(&[Extent::allocated(length_bytes)]);
+    }
+}
+
+/// One extent of a block status answer. Extents are consecutive: the first starts
+/// at the query's offset, each next one where the previous ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Extent {
+    pub length_bytes: u32,
+    /// Not allocated in the storage (`base:allocation`'s `HOLE`).
+    pub hole: bool,
+    /// Known to read as zeroes (`base:allocation`'s `ZERO`).
+    pub zero: bool,
+}
+
+impl Extent {
+    /// Allocated, contents not known to be zero: the answer that is always true.
+    pub fn allocated(length_bytes: u32) -> Extent {
+        Extent {
+            length_bytes,
+            hole: false,
+            zero: false,
+        }
+    }
+    /// The `base:allocation` status flags.
+    pub fn flags(&self) -> u32 {
+        let hole = if self.hole { wire::STATE_HOLE } else { 0 };
+        let zero = if self.zero { wire::STATE_ZERO } else { 0 };
+        hole | zero
+    }
 }
 
 /// Where a connection's replies go (see `replies`): written at once by the
 /// connection's reader, queued for its writer by any other thread; the in-flight
 /// slot and the `held_bytes` the request counted are released once written.
 pub(crate) trait ReplyChannel: Send + Sync {
-    fn send(&self, handle: u64, error: u32, data: Cow<'_, [u8]>, held_bytes: u64);
+    fn send(&self, framed: Framed<'_>, held_bytes: u64);
 }
 
-/// The answer to one request. Send it with [`Reply::ok`], [`Reply::data`] or
-/// [`Reply::error`]; dropping it unanswered sends `EIO`.
+/// What a successful answer to a request must carry, so that a backend cannot send
+/// one the client does not expect.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Expects {
+    /// Nothing: writes, flushes, trims, zeroes, and requests that failed a check.
+    Nothing,
+    /// Exactly the read's data.
+    Data {
+        offset_bytes: u64,
+        length_bytes: u32,
+    },
+    /// Extents of `base:allocation` for a block status query.
+    Extents {
+        length_bytes: u32,
+        /// `REQ_ONE`: exactly one extent.
+        one_extent: bool,
+        context_id: u32,
+    },
+}
+
+/// The answer to one request. Send it with [`Reply::ok`], [`Reply::data`],
+/// [`Reply::extents`] or [`Reply::error`]; dropping it unanswered sends `EIO`.
 pub struct Reply {
     handle: u64,
-    /// Read length expected, so a backend cannot send a wrong-sized payload.
-    read_length_bytes: Option<u32>,
+    expects: Expects,
+    /// The connection negotiated structured replies.
+    structured: bool,
     /// Payload bytes the connection counts for this request until it is answered.
     held_bytes: u64,
     channel: Option<Arc<dyn ReplyChannel>>,
@@ -105,13 +186,15 @@ pub struct Reply {
 impl Reply {
     pub(crate) fn new(
         handle: u64,
-        read_length_bytes: Option<u32>,
+        expects: Expects,
+        structured: bool,
         held_bytes: u64,
         channel: Arc<dyn ReplyChannel>,
     ) -> Reply {
         Reply {
             handle,
-            read_length_bytes,
+            expects,
+            structured,
             held_bytes,
             channel: Some(channel),
         }
@@ -124,11 +207,13 @@ impl Reply {
 
     /// Success without data (writes, flushes, trims).
     pub fn ok(self) {
-        if self.read_length_bytes.is_some() {
-            // A read answered without data would desynchronise the stream.
+        if self.expects != Expects::Nothing {
+            // A read answered without data would desynchronise a simple-reply
+            // stream, and a block status without extents says nothing.
             return self.error(CommandError::Io);
         }
-        self.send(0, Cow::Borrowed(&[]));
+        let framed = framing::done(self.handle, self.structured);
+        self.send(framed);
     }
 
     /// Success of a read: `data` must be exactly the length asked for, else the
@@ -144,19 +229,50 @@ impl Reply {
     }
 
     fn data_cow(self, data: Cow<'_, [u8]>) {
-        match self.read_length_bytes {
-            Some(length) if length as usize == data.len() => self.send(0, data),
+        match self.expects {
+            Expects::Data {
+                offset_bytes,
+                length_bytes,
+            } if length_bytes as usize == data.len() => {
+                let framed = framing::data(self.handle, self.structured, offset_bytes, data);
+                self.send(framed)
+            }
             _ => self.error(CommandError::Io),
         }
     }
 
-    pub fn error(self, error: CommandError) {
-        self.send(error.errno(), Cow::Borrowed(&[]));
+    /// Success of a block status query: consecutive extents from the query's offset.
+    /// The reply keeps to the protocol whatever the backend gives: extents past the
+    /// query's length are cut at it, neighbours with the same flags are merged, the
+    /// list is cut at [`MAX_EXTENTS_PER_REPLY`] (at one under `REQ_ONE`). An empty
+    /// list or an extent of zero length (no progress) answers `EIO`.
+    pub fn extents(self, extents: &[Extent]) {
+        let Expects::Extents {
+            length_bytes,
+            one_extent,
+            context_id,
+        } = self.expects
+        else {
+            return self.error(CommandError::Io);
+        };
+        let most = if one_extent { 1 } else { MAX_EXTENTS_PER_REPLY };
+        match framing::descriptors(extents, length_bytes, most) {
+            Some(descriptors) => {
+                let framed = framing::extents(self.handle, context_id, &descriptors);
+                self.send(framed)
+            }
+            None => self.error(CommandError::Io),
+        }
     }
 
-    fn send(mut self, error: u32, data: Cow<'_, [u8]>) {
+    pub fn error(self, error: CommandError) {
+        let framed = framing::error(self.handle, self.structured, error);
+        self.send(framed);
+    }
+
+    fn send(mut self, framed: Framed<'_>) {
         if let Some(channel) = self.channel.take() {
-            channel.send(self.handle, error, data, self.held_bytes);
+            channel.send(framed, self.held_bytes);
         }
     }
 }
@@ -164,7 +280,8 @@ impl Reply {
 impl Drop for Reply {
     fn drop(&mut self) {
         if let Some(channel) = self.channel.take() {
-            channel.send(self.handle, wire::EIO, Cow::Borrowed(&[]), self.held_bytes);
+            let framed = framing::error(self.handle, self.structured, CommandError::Io);
+            channel.send(framed, self.held_bytes);
         }
     }
 }

@@ -8,6 +8,9 @@
 //! | ClientFlags| known flags                             | Options                     |
 //! | ClientFlags| unknown flag bits                       | Closed (protocol says drop) |
 //! | Options    | `LIST`, `INFO`, unsupported option       | Options (after its replies) |
+//! | Options    | `STRUCTURED_REPLY` without data          | Options (`ACK`; structured replies on, a repeat is acknowledged again) |
+//! | Options    | `STRUCTURED_REPLY` with data             | Options (`REP_ERR_INVALID`, nothing changes) |
+//! | Options    | `LIST_META_CONTEXT`, `SET_META_CONTEXT`  | Options (see below)         |
 //! | Options    | data over 16 KiB, up to 1 MiB (not `EXPORT_NAME`) | Options (data skipped, `REP_ERR_TOO_BIG`) |
 //! | Options    | `GO` on a known export                   | Transmission                |
 //! | Options    | `EXPORT_NAME` on a known export          | Transmission                |
@@ -18,7 +21,21 @@
 //! Errors of the client's making that the protocol can express (an unknown export in
 //! `GO`, a malformed `INFO`) are answered with the matching `REP_ERR_*` and the
 //! negotiation continues, so clients can fall back.
+//!
+//! A repeated `STRUCTURED_REPLY` is acknowledged, not refused (the protocol allows
+//! either): after a refusal a client could believe structured replies off while they
+//! are on, and read the transmission phase wrongly.
+//!
+//! Meta contexts (the queries are in [`crate::meta_context`]): before structured
+//! replies both options are refused `REP_ERR_INVALID`, as are malformed data; an
+//! unknown export gets `REP_ERR_UNKNOWN`. A `SET_META_CONTEXT` clears the
+//! selection first, so a refused one leaves none, as the protocol says.
+//!
+//! `GO`, `INFO` and `EXPORT_NAME` send the export's transmission flags, plus
+//! `SEND_DF` once structured replies are negotiated (the protocol forbids it before;
+//! see [`transmission`](crate::transmission) for why the server can honour it).
 
+use crate::meta_context::{self, BASE_ALLOCATION, BASE_ALLOCATION_ID};
 use crate::wire::*;
 use std::io::{self, Read, Write};
 
@@ -45,11 +62,34 @@ pub const MAX_DISCARDED_OPTION_BYTES: u32 = 1024 * 1024;
 /// Options one connection may send before it must choose an export.
 pub const MAX_OPTIONS: usize = 256;
 
+/// What a connection negotiated, in force for its transmission phase.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Negotiated {
+    /// The transmission flags the client was sent.
+    pub transmission_flags: u16,
+    /// Replies are structured (`STRUCTURED_REPLY` was acknowledged).
+    pub structured_replies: bool,
+    /// The ID of `base:allocation` when the last `SET_META_CONTEXT` selected it;
+    /// `BLOCK_STATUS` is allowed only then.
+    pub base_allocation: Option<u32>,
+}
+
+impl Negotiated {
+    /// A connection with nothing negotiated beyond the export: simple replies.
+    pub fn simple(transmission_flags: u16) -> Negotiated {
+        Negotiated {
+            transmission_flags,
+            structured_replies: false,
+            base_allocation: None,
+        }
+    }
+}
+
 /// How negotiation ended.
 #[derive(Debug, PartialEq, Eq)]
 pub enum Outcome {
-    /// Go to transmission.
-    Transmission,
+    /// Go to transmission with what was negotiated.
+    Transmission(Negotiated),
     /// The client aborted or the connection must be closed; the reason is for logs.
     Closed(String),
 }
@@ -72,7 +112,11 @@ pub fn negotiate<S: Read + Write>(stream: &mut S, export: &ExportInfo) -> io::Re
             "client sent unknown flags {client_flags:#x}"
         )));
     }
-    let no_zeroes = client_flags & CLIENT_NO_ZEROES != 0;
+    let mut state = State {
+        no_zeroes: client_flags & CLIENT_NO_ZEROES != 0,
+        structured_replies: false,
+        base_allocation: None,
+    };
 
     for _ in 0..MAX_OPTIONS {
         let mut header = [0u8; OPTION_HEADER_BYTES];
@@ -108,7 +152,7 @@ pub fn negotiate<S: Read + Write>(stream: &mut S, export: &ExportInfo) -> io::Re
         }
         let mut data = vec![0u8; header.length_bytes as usize];
         stream.read_exact(&mut data)?;
-        if let Some(outcome) = answer_option(stream, export, header.option, &data, no_zeroes)? {
+        if let Some(outcome) = answer_option(stream, export, header.option, &data, &mut state)? {
             return Ok(outcome);
         }
     }
@@ -117,34 +161,44 @@ pub fn negotiate<S: Read + Write>(stream: &mut S, export: &ExportInfo) -> io::Re
     )))
 }
 
+/// What the options so far have set.
+struct State {
+    no_zeroes: bool,
+    structured_replies: bool,
+    base_allocation: Option<u32>,
+}
+
+impl State {
+    /// The transmission flags a `GO`, `INFO` or `EXPORT_NAME` now sends.
+    fn transmission_flags(&self, export: &ExportInfo) -> u16 {
+        if self.structured_replies {
+            export.transmission_flags | FLAG_SEND_DF
+        } else {
+            export.transmission_flags
+        }
+    }
+    fn negotiated(&self, export: &ExportInfo) -> Negotiated {
+        Negotiated {
+            transmission_flags: self.transmission_flags(export),
+            structured_replies: self.structured_replies,
+            base_allocation: self.base_allocation,
+        }
+    }
+}
+
 /// Answers one option; `Some` when negotiation ends with it.
 fn answer_option<S: Write>(
     stream: &mut S,
     export: &ExportInfo,
     option: u32,
     data: &[u8],
-    no_zeroes: bool,
+    state: &mut State,
 ) -> io::Result<Option<Outcome>> {
     let reply = |stream: &mut S, reply_type: u32, body: &[u8]| -> io::Result<()> {
         stream.write_all(&encode_option_reply(option, reply_type, body))
     };
     let outcome = match option {
-        OPT_EXPORT_NAME => {
-            let name = String::from_utf8_lossy(data);
-            if !knows(export, &name) {
-                return Ok(Some(Outcome::Closed(format!(
-                    "EXPORT_NAME asked for unknown export {name:?}"
-                ))));
-            }
-            let mut out = Vec::with_capacity(134);
-            out.extend_from_slice(&export.size_bytes.to_be_bytes());
-            out.extend_from_slice(&export.transmission_flags.to_be_bytes());
-            if !no_zeroes {
-                out.extend_from_slice(&[0u8; 124]);
-            }
-            stream.write_all(&out)?;
-            Some(Outcome::Transmission)
-        }
+        OPT_EXPORT_NAME => Some(answer_export_name(stream, export, state, data)?),
         OPT_ABORT => {
             reply(stream, REP_ACK, &[])?;
             Some(Outcome::Closed("client aborted".into()))
@@ -162,8 +216,21 @@ fn answer_option<S: Write>(
             reply(stream, REP_ACK, &[])?;
             None
         }
-        OPT_INFO | OPT_GO => answer_info(stream, export, option, data)?,
-        OPT_STRUCTURED_REPLY | OPT_STARTTLS => {
+        OPT_INFO | OPT_GO => answer_info(stream, export, state, option, data)?,
+        OPT_STRUCTURED_REPLY if !data.is_empty() => {
+            reply(stream, REP_ERR_INVALID, b"STRUCTURED_REPLY takes no data")?;
+            None
+        }
+        OPT_STRUCTURED_REPLY => {
+            state.structured_replies = true;
+            reply(stream, REP_ACK, &[])?;
+            None
+        }
+        OPT_LIST_META_CONTEXT | OPT_SET_META_CONTEXT => {
+            answer_meta_context(stream, export, state, option, data)?;
+            None
+        }
+        OPT_STARTTLS => {
             reply(stream, REP_ERR_UNSUP, b"not supported by this server")?;
             None
         }
@@ -174,6 +241,29 @@ fn answer_option<S: Write>(
     };
     stream.flush()?;
     Ok(outcome)
+}
+
+/// Answers `EXPORT_NAME`, which has no error reply: an unknown export closes.
+fn answer_export_name<S: Write>(
+    stream: &mut S,
+    export: &ExportInfo,
+    state: &State,
+    data: &[u8],
+) -> io::Result<Outcome> {
+    let name = String::from_utf8_lossy(data);
+    if !knows(export, &name) {
+        return Ok(Outcome::Closed(format!(
+            "EXPORT_NAME asked for unknown export {name:?}"
+        )));
+    }
+    let mut out = Vec::with_capacity(134);
+    out.extend_from_slice(&export.size_bytes.to_be_bytes());
+    out.extend_from_slice(&state.transmission_flags(export).to_be_bytes());
+    if !state.no_zeroes {
+        out.extend_from_slice(&[0u8; 124]);
+    }
+    stream.write_all(&out)?;
+    Ok(Outcome::Transmission(state.negotiated(export)))
 }
 
 /// The parts of an `INFO` or `GO` request.
@@ -203,6 +293,7 @@ fn parse_info(data: &[u8]) -> Option<InfoRequest<'_>> {
 fn answer_info<S: Write>(
     stream: &mut S,
     export: &ExportInfo,
+    state: &State,
     option: u32,
     data: &[u8],
 ) -> io::Result<Option<Outcome>> {
@@ -221,7 +312,7 @@ fn answer_info<S: Write>(
     let mut info = Vec::with_capacity(12);
     info.extend_from_slice(&INFO_EXPORT.to_be_bytes());
     info.extend_from_slice(&export.size_bytes.to_be_bytes());
-    info.extend_from_slice(&export.transmission_flags.to_be_bytes());
+    info.extend_from_slice(&state.transmission_flags(export).to_be_bytes());
     reply(stream, REP_INFO, &info)?;
     for &wanted in &request.requests {
         match wanted {
@@ -248,7 +339,51 @@ fn answer_info<S: Write>(
         }
     }
     reply(stream, REP_ACK, &[])?;
-    Ok((option == OPT_GO).then_some(Outcome::Transmission))
+    Ok((option == OPT_GO).then(|| Outcome::Transmission(state.negotiated(export))))
+}
+
+/// Answers `LIST_META_CONTEXT` or `SET_META_CONTEXT` (see the module doc).
+fn answer_meta_context<S: Write>(
+    stream: &mut S,
+    export: &ExportInfo,
+    state: &mut State,
+    option: u32,
+    data: &[u8],
+) -> io::Result<()> {
+    let reply = |stream: &mut S, reply_type: u32, body: &[u8]| -> io::Result<()> {
+        stream.write_all(&encode_option_reply(option, reply_type, body))
+    };
+    let set = option == OPT_SET_META_CONTEXT;
+    if set {
+        // The protocol: a SET replaces the selection even when it fails.
+        state.base_allocation = None;
+    }
+    if !state.structured_replies {
+        return reply(stream, REP_ERR_INVALID, b"negotiate STRUCTURED_REPLY first");
+    }
+    let request = match meta_context::decode_meta_context_request(data) {
+        Ok(request) => request,
+        Err(error) => return reply(stream, REP_ERR_INVALID, error.to_string().as_bytes()),
+    };
+    if !knows(export, &String::from_utf8_lossy(request.export_name)) {
+        return reply(stream, REP_ERR_UNKNOWN, b"no such export");
+    }
+    let found = if set {
+        meta_context::set_selects_base_allocation(&request.queries)
+    } else {
+        meta_context::list_finds_base_allocation(&request.queries)
+    };
+    if found {
+        // LIST replies carry the reserved ID zero; SET gives the context its ID.
+        let id = if set { BASE_ALLOCATION_ID } else { 0 };
+        let mut body = id.to_be_bytes().to_vec();
+        body.extend_from_slice(BASE_ALLOCATION.as_bytes());
+        reply(stream, REP_META_CONTEXT, &body)?;
+        if set {
+            state.base_allocation = Some(id);
+        }
+    }
+    reply(stream, REP_ACK, &[])
 }
 
 fn knows(export: &ExportInfo, name: &str) -> bool {

@@ -18,8 +18,7 @@
 //! reply waits in the backend or in the queue.
 
 use crate::backend::ReplyChannel;
-use crate::wire::encode_simple_reply;
-use std::borrow::Cow;
+use crate::framing::{Framed, Head};
 use std::collections::VecDeque;
 use std::io::{self, BufWriter, Write};
 use std::sync::{Condvar, Mutex, MutexGuard};
@@ -119,9 +118,8 @@ struct WriterState<W: Write> {
 
 /// A reply given by another thread than the reader, waiting for the writer thread.
 struct Queued {
-    handle: u64,
-    error: u32,
-    data: Vec<u8>,
+    head: Head,
+    body: Vec<u8>,
     held_bytes: u64,
 }
 
@@ -184,12 +182,12 @@ impl<W: Write + Send> ConnectionReplies<W> {
     }
 
     /// Writes one reply into the buffer (nothing once the connection failed).
-    fn write_reply(state: &mut WriterState<W>, handle: u64, error: u32, data: &[u8]) {
+    fn write_reply(state: &mut WriterState<W>, head: &Head, body: &[u8]) {
         if state.failed.is_none() {
             let result = state
                 .out
-                .write_all(&encode_simple_reply(handle, error))
-                .and_then(|()| state.out.write_all(data));
+                .write_all(head.as_bytes())
+                .and_then(|()| state.out.write_all(body));
             if let Err(failure) = result {
                 state.failed = Some(failure);
             }
@@ -216,7 +214,7 @@ impl<W: Write + Send> ConnectionReplies<W> {
             {
                 let mut state = self.lock();
                 for reply in &batch {
-                    Self::write_reply(&mut state, reply.handle, reply.error, &reply.data);
+                    Self::write_reply(&mut state, &reply.head, &reply.body);
                 }
                 if state.failed.is_none() {
                     if let Err(error) = state.out.flush() {
@@ -239,9 +237,9 @@ impl<W: Write + Send> ConnectionReplies<W> {
 }
 
 impl<W: Write + Send> ReplyChannel for ConnectionReplies<W> {
-    fn send(&self, handle: u64, error: u32, data: Cow<'_, [u8]>, held_bytes: u64) {
+    fn send(&self, framed: Framed<'_>, held_bytes: u64) {
         if std::thread::current().id() == self.reader {
-            Self::write_reply(&mut self.lock(), handle, error, &data);
+            Self::write_reply(&mut self.lock(), &framed.head, &framed.body);
             self.in_flight.release(held_bytes);
             return;
         }
@@ -250,9 +248,8 @@ impl<W: Write + Send> ReplyChannel for ConnectionReplies<W> {
         // Each queued reply still holds its in-flight slot, so the queue is bounded
         // by the in-flight bound.
         queue.replies.push_back(Queued {
-            handle,
-            error,
-            data: data.into_owned(),
+            head: framed.head,
+            body: framed.body.into_owned(),
             held_bytes,
         });
         drop(queue);

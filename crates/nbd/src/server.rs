@@ -315,10 +315,13 @@ fn serve_connection(
         Ok(outcome) => outcome,
         Err(error) => Outcome::Closed(format!("negotiation: {error}")),
     };
-    if let Outcome::Closed(_) = outcome {
-        stream.shutdown();
-        return Ok(());
-    }
+    let negotiated = match outcome {
+        Outcome::Transmission(negotiated) => negotiated,
+        Outcome::Closed(_) => {
+            stream.shutdown();
+            return Ok(());
+        }
+    };
     stream.set_read_timeout(None)?;
     stream.set_write_timeout(None)?;
     let backend: Arc<dyn Backend> = if config.read_only {
@@ -331,13 +334,7 @@ fn serve_connection(
         stream,
         poll: config.poll_before_sleep,
     };
-    let ending = transmit(
-        &mut reader,
-        writer,
-        &backend,
-        config.limits,
-        export.transmission_flags,
-    );
+    let ending = transmit(&mut reader, writer, &backend, config.limits, negotiated);
     reader.stream.shutdown();
     match ending {
         Ok(Ending::Violation(why)) => {

@@ -10,8 +10,8 @@ use proptest::prelude::*;
 use spinstack_nbd::negotiate::{negotiate, ExportInfo};
 use spinstack_nbd::transmission::{transmit, Limits};
 use spinstack_nbd::wire::*;
-use spinstack_nbd::{start, Address, Backend, Command, ServerConfig};
-use std::io::{Cursor, Read, Write};
+use spinstack_nbd::{start, Address, Backend, Command, Negotiated, ServerConfig};
+use std::io::{Cursor, Write};
 use std::os::unix::net::UnixStream;
 use std::sync::{Arc, Mutex};
 
@@ -173,7 +173,8 @@ proptest! {
         let dyn_backend: Arc<dyn Backend> = backend.clone();
         let sink = SharedSink::default();
         let flags = if send_fua { FLAG_HAS_FLAGS | FLAG_SEND_FUA } else { FLAG_HAS_FLAGS };
-        transmit(Cursor::new(stream.clone()), sink, &dyn_backend, limits(), flags).unwrap();
+        let negotiated = Negotiated::simple(flags);
+        transmit(Cursor::new(stream.clone()), sink, &dyn_backend, limits(), negotiated).unwrap();
         let got = backend.writes.lock().unwrap().clone();
         prop_assert_eq!(got, reference_writes(&stream, limits(), send_fua));
     }
@@ -183,25 +184,6 @@ proptest! {
     fn negotiation_takes_any_bytes(bytes in proptest::collection::vec(any::<u8>(), 0..600)) {
         let mut stream = Duplex { input: Cursor::new(bytes), output: Vec::new() };
         let _ = negotiate(&mut stream, &export());
-    }
-}
-
-/// In-memory two-way stream for negotiation.
-struct Duplex {
-    input: Cursor<Vec<u8>>,
-    output: Vec<u8>,
-}
-impl Read for Duplex {
-    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
-        self.input.read(buf)
-    }
-}
-impl Write for Duplex {
-    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        self.output.write(buf)
-    }
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
     }
 }
 
@@ -242,7 +224,8 @@ fn server_with(
 }
 
 /// Options the server does not know or cannot honour are refused with the right
-/// error, and negotiation goes on to a working export.
+/// error, and negotiation goes on to a working export; a refused
+/// `STRUCTURED_REPLY` (it carried data) leaves simple replies in force.
 #[test]
 fn refused_options_let_the_client_fall_back() {
     let (_server, path, _) = server("options");
@@ -251,8 +234,10 @@ fn refused_options_let_the_client_fall_back() {
     stream
         .write_all(&CLIENT_FIXED_NEWSTYLE.to_be_bytes())
         .unwrap();
-    send_option(&mut stream, OPT_STRUCTURED_REPLY, &[]);
+    send_option(&mut stream, OPT_STARTTLS, &[]);
     assert_eq!(option_reply(&mut stream).0, REP_ERR_UNSUP);
+    send_option(&mut stream, OPT_STRUCTURED_REPLY, b"x");
+    assert_eq!(option_reply(&mut stream).0, REP_ERR_INVALID);
     send_option(&mut stream, 999, b"whatever");
     assert_eq!(option_reply(&mut stream).0, REP_ERR_UNSUP);
     send_option(&mut stream, OPT_GO, &[0, 0, 0, 9]); // name length past the data

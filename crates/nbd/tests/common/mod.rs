@@ -2,8 +2,9 @@
 //! A raw client for the scripted tests: requests built byte by byte, negotiation by
 //! hand, replies read and checked field by field.
 
+use proptest::prelude::*;
 use spinstack_nbd::wire::*;
-use std::io::{Read, Write};
+use std::io::{Cursor, Read, Write};
 use std::os::unix::net::UnixStream;
 
 pub fn request(
@@ -75,4 +76,96 @@ pub fn simple_reply(stream: &mut UnixStream) -> (u32, u64) {
 pub fn closed(stream: &mut UnixStream) -> bool {
     let mut byte = [0u8; 1];
     matches!(stream.read(&mut byte), Ok(0) | Err(_))
+}
+
+/// Connects, reads the greeting and sends the client flags (fixed newstyle, no
+/// zeroes): ready for options.
+pub fn greeted(path: &std::path::Path) -> UnixStream {
+    let mut stream = UnixStream::connect(path).unwrap();
+    let greeting = read_n(&mut stream, 18);
+    assert_eq!(&greeting[0..8], &INIT_MAGIC.to_be_bytes());
+    stream
+        .write_all(&(CLIENT_FIXED_NEWSTYLE | CLIENT_NO_ZEROES).to_be_bytes())
+        .unwrap();
+    stream
+}
+
+/// `GO` on the default export; returns the transmission flags it reported.
+pub fn go(stream: &mut UnixStream) -> u16 {
+    send_option(stream, OPT_GO, &[0, 0, 0, 0, 0, 0]);
+    let mut flags = None;
+    loop {
+        let (reply_type, data) = option_reply(stream);
+        if reply_type == REP_ACK {
+            return flags.expect("GO sent INFO_EXPORT");
+        }
+        assert_eq!(reply_type, REP_INFO, "GO refused");
+        if data[0..2] == INFO_EXPORT.to_be_bytes() {
+            flags = Some(u16::from_be_bytes([data[10], data[11]]));
+        }
+    }
+}
+
+/// Connects with structured replies and, when `queries` is given, a
+/// `SET_META_CONTEXT` with them; returns the stream and the transmission flags.
+pub fn connect_structured(path: &std::path::Path, queries: Option<&[&[u8]]>) -> (UnixStream, u16) {
+    let mut stream = greeted(path);
+    send_option(&mut stream, OPT_STRUCTURED_REPLY, &[]);
+    assert_eq!(option_reply(&mut stream).0, REP_ACK);
+    if let Some(queries) = queries {
+        let data = spinstack_nbd::meta_context::encode_meta_context_request(b"", queries);
+        send_option(&mut stream, OPT_SET_META_CONTEXT, &data);
+        while option_reply(&mut stream).0 != REP_ACK {}
+    }
+    let flags = go(&mut stream);
+    (stream, flags)
+}
+
+/// Reads one structured reply chunk: its header and payload.
+pub fn chunk(stream: &mut UnixStream) -> (ChunkHeader, Vec<u8>) {
+    let header: [u8; CHUNK_HEADER_BYTES] = read_n(stream, CHUNK_HEADER_BYTES).try_into().unwrap();
+    let header = decode_chunk_header(&header).expect("a structured reply chunk");
+    let payload = read_n(stream, header.length_bytes as usize);
+    (header, payload)
+}
+
+/// In-memory two-way stream for negotiation.
+pub struct Duplex {
+    pub input: Cursor<Vec<u8>>,
+    pub output: Vec<u8>,
+}
+impl Read for Duplex {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        self.input.read(buf)
+    }
+}
+impl Write for Duplex {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.output.write(buf)
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+/// Reads bytes off a reply stream; a short read is a desynchronised stream.
+pub struct Replies<'a> {
+    pub bytes: &'a [u8],
+    pub at: usize,
+}
+impl<'a> Replies<'a> {
+    pub fn take(&mut self, length: usize) -> Result<&'a [u8], TestCaseError> {
+        let end = self.at + length;
+        prop_assert!(
+            end <= self.bytes.len(),
+            "reply stream ends early at {}",
+            self.at
+        );
+        let taken = &self.bytes[self.at..end];
+        self.at = end;
+        Ok(taken)
+    }
+    pub fn u32(&mut self) -> Result<u32, TestCaseError> {
+        Ok(u32::from_be_bytes(self.take(4)?.try_into().unwrap()))
+    }
 }
