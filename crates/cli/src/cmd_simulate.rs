@@ -179,6 +179,13 @@ fn check_flags(args: &Args) -> anyhow::Result<()> {
     if args.trace.is_none() {
         anyhow::ensure!(args.count >= 1, "--count must be at least 1");
     }
+    // Checked here to name the option; the workload's own check says only
+    // "read fraction", after the drive is loaded.
+    anyhow::ensure!(
+        (0.0..=1.0).contains(&args.read_fraction),
+        "--read-fraction must be between 0 and 1, got {}",
+        float_as_said(args.read_fraction)
+    );
     let bound = EngineOptions::default().max_outstanding_per_device;
     if let Some(depth) = args.queue_depth {
         anyhow::ensure!(
@@ -188,6 +195,17 @@ fn check_flags(args: &Args) -> anyhow::Result<()> {
         );
     }
     Ok(())
+}
+
+/// A float for an error message: plain when short, in exponent form when plain
+/// would print hundreds of digits (`-1e300`, not a 300-digit integer).
+fn float_as_said(value: f64) -> String {
+    let magnitude = value.abs();
+    if magnitude == 0.0 || (1e-6..1e9).contains(&magnitude) {
+        value.to_string()
+    } else {
+        format!("{value:e}")
+    }
 }
 
 pub fn run(args: Args) -> anyhow::Result<()> {
