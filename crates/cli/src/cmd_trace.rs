@@ -5,7 +5,7 @@
 use anyhow::Context;
 use serde::Serialize;
 use spinstack_sim::request::Operation;
-use spinstack_trace::fio::{IologVersion, IologWriter};
+use spinstack_trace::fio::{self, IologVersion, IologWriter};
 use spinstack_trace::{BlkparseAction, ReaderOptions, TraceFormat, TraceReader, TraceRecord};
 use std::collections::BTreeSet;
 use std::path::PathBuf;
@@ -341,6 +341,10 @@ fn convert(args: ConvertArgs) -> anyhow::Result<()> {
         2 => IologVersion::V2,
         _ => IologVersion::V3,
     };
+    // Checked before the output is created and the trace read: a bad name is a
+    // mistake in the option, not in any record of the trace.
+    fio::check_file_name(&args.device_file)
+        .map_err(|problem| anyhow::anyhow!("--device-file {:?} {problem}", args.device_file))?;
     let partial = args.out.as_deref().map(partial_path);
     let out: Box<dyn std::io::Write> = match &partial {
         Some(path) => Box::new(std::io::BufWriter::new(

@@ -389,3 +389,37 @@ fn a_conversion_of_no_records_writes_nothing_to_standard_output() {
         String::from_utf8_lossy(&out.stdout)
     );
 }
+
+// Guards inputs finding 25 (`--device-file` with a space or newline): the name was
+// refused as "record 0 cannot be written as fio iolog: ...", as if a record were
+// wrong. Proves it is refused up front, naming the option: the trace given does
+// not even exist (an error about it would mean it was opened first), and nothing
+// is written at --out.
+#[test]
+fn a_device_file_fio_cannot_read_is_refused_before_the_trace() {
+    let dir = temp_dir().join("device-file");
+    std::fs::create_dir_all(&dir).unwrap();
+    let missing_trace = dir.join("no-such-trace.csv");
+    let target = dir.join("out.iolog");
+    for name in ["a b", "a\nb", ""] {
+        let out = spinstack(&[
+            "trace",
+            "convert",
+            "--format",
+            "msr",
+            missing_trace.to_str().unwrap(),
+            "--device-file",
+            name,
+            "--out",
+            target.to_str().unwrap(),
+        ]);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{name:?}: {stderr}");
+        assert!(
+            stderr.contains(&format!("--device-file {name:?} must be one word")),
+            "{name:?}: {stderr}"
+        );
+        assert!(!stderr.contains("record 0"), "{name:?}: {stderr}");
+        assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 0, "{name:?}");
+    }
+}
