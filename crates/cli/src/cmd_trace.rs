@@ -6,7 +6,9 @@ use anyhow::Context;
 use serde::Serialize;
 use spinstack_sim::request::Operation;
 use spinstack_trace::fio::{self, IologVersion, IologWriter};
-use spinstack_trace::{BlkparseAction, ReaderOptions, TraceFormat, TraceReader, TraceRecord};
+use spinstack_trace::{
+    BlkparseAction, ReaderOptions, TraceFormat, TraceReader, TraceRecord, WriteError,
+};
 use std::collections::BTreeSet;
 use std::path::PathBuf;
 
@@ -346,12 +348,17 @@ fn convert(args: ConvertArgs) -> anyhow::Result<()> {
     fio::check_file_name(&args.device_file)
         .map_err(|problem| anyhow::anyhow!("--device-file {:?} {problem}", args.device_file))?;
     let partial = args.out.as_deref().map(partial_path);
-    let out: Box<dyn std::io::Write> = match &partial {
-        Some(path) => Box::new(std::io::BufWriter::new(
-            std::fs::File::create(path)
-                .with_context(|| format!("cannot create {}", path.display()))?,
+    let out: Box<dyn std::io::Write> = match (&partial, &args.out) {
+        (Some(path), Some(target)) => Box::new(std::io::BufWriter::new(
+            std::fs::File::create(path).with_context(|| {
+                format!(
+                    "--out {}: cannot create the file it is written to first, {}",
+                    target.display(),
+                    path.display()
+                )
+            })?,
         )),
-        None => Box::new(std::io::BufWriter::new(std::io::stdout().lock())),
+        _ => Box::new(std::io::BufWriter::new(std::io::stdout().lock())),
     };
     let converted = write_iolog(&args, out, version);
     let converted = match (converted, &partial, &args.out) {
@@ -424,6 +431,15 @@ fn write_iolog(
         })
         .transpose()?;
     let mut wrapped = 0u64;
+    // A failed write names where the iolog goes (not the trace line being
+    // converted, which is not at fault).
+    let out_name = args
+        .out
+        .as_ref()
+        .map_or("standard output".to_string(), |path| {
+            format!("--out {}", path.display())
+        });
+    let write_failed = |error: WriteError| anyhow::anyhow!("{out_name}: {error}");
     let mut writer = IologWriter::new(out, version, &args.device_file)?;
     let mut reader = args.input.open(&args.file)?;
     let (mut skipped, mut devices) = (0u64, BTreeSet::new());
@@ -453,16 +469,17 @@ fn write_iolog(
             wrapped += u64::from(placed != record.lbn);
             record.lbn = placed;
         }
-        writer
-            .write(&record)
-            .map_err(|error| reader.error_here(error.to_string()))?;
+        writer.write(&record).map_err(|error| match error {
+            WriteError::Io(_) => write_failed(error),
+            WriteError::Unrepresentable { .. } => reader.error_here(error.to_string()).into(),
+        })?;
     }
     progress.finish_and_clear();
     let written = writer.written();
     // With nothing written the writer is dropped unopened: no header-only iolog
     // reaches standard output before the error (inputs finding 25).
     if written > 0 {
-        writer.finish()?;
+        writer.finish().map_err(write_failed)?;
     }
     Ok(Converted {
         written,

@@ -423,3 +423,62 @@ fn a_device_file_fio_cannot_read_is_refused_before_the_trace() {
         assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 0, "{name:?}");
     }
 }
+
+// Guards inputs finding 25 (`trace convert --out /proc/version` said "cannot
+// write: Input/output error" without a file name). Proves every failure to open
+// or write the output names it: a --out that cannot be created, a --out whose
+// writes fail (a 512-byte file-size limit, its signal ignored so the write
+// fails with EFBIG instead of killing the process; before, this error was
+// blamed on the trace's line), and a full standard output.
+#[test]
+fn output_errors_name_the_output() {
+    let dir = temp_dir().join("output-errors");
+    std::fs::create_dir_all(&dir).unwrap();
+    let trace = dir.join("big.dsk");
+    let lines: String = (0..300)
+        .map(|i| format!("{i}.0 0 {} 8 1\n", i * 8))
+        .collect();
+    std::fs::write(&trace, lines).unwrap();
+    let trace = trace.to_str().unwrap();
+    let convert = ["trace", "convert", "--format", "disksim", trace];
+    let stderr_of = |out: Output| {
+        assert_eq!(out.status.code(), Some(1), "{out:?}");
+        String::from_utf8_lossy(&out.stderr).into_owned()
+    };
+    let uncreatable = stderr_of(spinstack(
+        &[&convert[..], &["--out", "/proc/version"]].concat(),
+    ));
+    assert!(
+        uncreatable.contains("--out /proc/version: "),
+        "{uncreatable}"
+    );
+    let limited = dir.join("limited.iolog");
+    let script = format!(
+        "trap '' XFSZ; ulimit -f 1; exec \"$0\" {} --out {}",
+        convert.join(" "),
+        limited.display()
+    );
+    let out = Command::new("sh")
+        .args(["-c", &script, env!("CARGO_BIN_EXE_spinstack")])
+        .output()
+        .unwrap();
+    let too_large = stderr_of(out);
+    assert!(
+        too_large.contains(&format!("--out {}: cannot write", limited.display())),
+        "{too_large}"
+    );
+    let full = std::fs::OpenOptions::new()
+        .write(true)
+        .open("/dev/full")
+        .unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_spinstack"))
+        .args(convert)
+        .stdout(full)
+        .output()
+        .unwrap();
+    let no_space = stderr_of(out);
+    assert!(
+        no_space.contains("standard output: cannot write"),
+        "{no_space}"
+    );
+}
