@@ -482,3 +482,51 @@ fn output_errors_name_the_output() {
         "{no_space}"
     );
 }
+
+// Guards a defect found while checking inputs finding 25: `--out` was always
+// written to a temporary file renamed over it, so a FIFO, a device or a symlink
+// at --out was replaced by a regular file (run as root, `--out /dev/null`
+// replaced /dev/null). Proves a FIFO is written in place and stays a FIFO, and a
+// symlink to a file stays a link while the file it names gets the iolog. On the
+// old code both assertions on the file types fail.
+#[test]
+fn out_keeps_a_fifo_and_a_symlink() {
+    use std::os::unix::fs::FileTypeExt;
+    let dir = temp_dir().join("out-kinds");
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let trace = fixture("disksim.trace");
+    let convert = |out: &Path| {
+        spinstack(&[
+            "trace",
+            "convert",
+            "--format",
+            "disksim",
+            trace.to_str().unwrap(),
+            "--out",
+            out.to_str().unwrap(),
+        ])
+    };
+    let fifo = dir.join("fifo");
+    let made = Command::new("mkfifo").arg(&fifo).status().unwrap();
+    assert!(made.success());
+    let reading = {
+        let fifo = fifo.clone();
+        std::thread::spawn(move || std::fs::read_to_string(fifo).unwrap())
+    };
+    let out = convert(&fifo);
+    assert!(out.status.success(), "{out:?}");
+    let kind = std::fs::symlink_metadata(&fifo).unwrap().file_type();
+    assert!(kind.is_fifo(), "--out replaced the FIFO: {kind:?}");
+    assert!(reading.join().unwrap().starts_with("fio version 2 iolog"));
+    let file = dir.join("file.iolog");
+    std::fs::write(&file, "previous content\n").unwrap();
+    let link = dir.join("link.iolog");
+    std::os::unix::fs::symlink(&file, &link).unwrap();
+    let out = convert(&link);
+    assert!(out.status.success(), "{out:?}");
+    let kind = std::fs::symlink_metadata(&link).unwrap().file_type();
+    assert!(kind.is_symlink(), "--out replaced the link: {kind:?}");
+    let written = std::fs::read_to_string(&file).unwrap();
+    assert!(written.starts_with("fio version 2 iolog"), "{written}");
+}
