@@ -642,3 +642,30 @@ fn a_repeated_include_is_harmless_and_a_different_redefinition_is_refused() {
         "{err}"
     );
 }
+
+// Guards inputs finding 16/25 (an absurd rotation speed in a .parv drive was
+// accepted: `Rotation speed (in rpms) = 1` gave 40-second requests). Proves a
+// speed below 1,000 rpm is refused at the .model line with the parameter and the
+// range; the old importer refused only 0 and more than 100,000.
+#[test]
+fn an_absurd_rotation_speed_is_refused() {
+    let Some((err, line)) = load_edited(
+        "rpm1",
+        "atlas10k.model",
+        "Rotation speed (in rpms) = 10025",
+        "Rotation speed (in rpms) = 1",
+    ) else {
+        return;
+    };
+    assert_at(
+        &err,
+        "atlas10k.model",
+        line,
+        Some("Rotation speed (in rpms)"),
+    );
+    assert!(
+        err.message
+            .contains("1 is out of range: between 1,000 and 100,000 rpm"),
+        "{err}"
+    );
+}
