@@ -4,7 +4,7 @@
 //! With `--trace FILE --format F` a block trace is replayed instead
 //! ([`crate::simulate_trace`]).
 
-use crate::cmd_trace::{parse_device, ActionArg, FormatArg, TraceInput};
+use crate::cmd_trace::{parse_device, progress_due, ActionArg, FormatArg, TraceInput};
 use crate::simulate_trace::{self, ReplayOptions};
 use crate::volume_report::{print_volume, volume_report, BuiltNames, VolumeReport};
 use anyhow::Context;
@@ -376,10 +376,16 @@ fn simulate_with<D: BlockDevice, S: RequestSource>(
     engine.add_device(device);
     let mut stats = ResponseStats::new();
     let started = Instant::now();
+    let progress = request_progress(args.count);
     let summary = run_closed_loop(&mut engine, args.depth(), source, |done| {
-        stats.record(done.completion.response_time())
-    })
-    .context("the simulation stopped")?;
+        stats.record(done.completion.response_time());
+        // A run under a second is over before a bar would help: none is drawn.
+        if progress_due(stats.count()) && started.elapsed() >= PROGRESS_AFTER {
+            progress.set_position(stats.count());
+        }
+    });
+    progress.finish_and_clear();
+    let summary = summary.context("the simulation stopped")?;
     let wall_seconds = started.elapsed().as_secs_f64();
     let report = Report {
         disk: disk.to_string(),
@@ -399,6 +405,24 @@ fn simulate_with<D: BlockDevice, S: RequestSource>(
         simulated_requests_per_wall_second: summary.completed as f64 / wall_seconds.max(1e-9),
     };
     Ok((report, engine))
+}
+
+/// How long a synthetic run goes before its progress bar is drawn.
+const PROGRESS_AFTER: std::time::Duration = std::time::Duration::from_secs(1);
+
+/// A bar on standard error counting completed requests against `--count`:
+/// `--count` has no bound, and a run of billions would otherwise say nothing
+/// for hours. Hidden when standard error is not a terminal (indicatif's stderr
+/// target), and not drawn before [`PROGRESS_AFTER`].
+fn request_progress(count: u64) -> indicatif::ProgressBar {
+    let progress = indicatif::ProgressBar::new(count);
+    progress.set_style(
+        indicatif::ProgressStyle::with_template(
+            "{spinner} simulating: {pos}/{len} requests ({per_sec}, {eta} left)",
+        )
+        .expect("a fixed template"),
+    );
+    progress
 }
 
 fn print_report(report: &Report, json: bool) -> anyhow::Result<()> {

@@ -79,3 +79,52 @@ fn negative_numbers_get_the_options_own_message() {
         );
     }
 }
+
+/// What `spinstack simulate --disk atlas10k --count COUNT` shows on a terminal
+/// (run under `script`, which gives it a pseudo-terminal); None when `script`
+/// is not installed.
+fn simulate_on_a_terminal(count: u64) -> Option<String> {
+    let line = format!(
+        "'{}' simulate --disk atlas10k --count {count}",
+        env!("CARGO_BIN_EXE_spinstack")
+    );
+    let out = Command::new("script")
+        .args(["-qec", &line, "/dev/null"])
+        .output();
+    match out {
+        Ok(out) if out.status.success() => Some(String::from_utf8_lossy(&out.stdout).into_owned()),
+        Ok(out) => panic!("{line} under script failed: {out:?}"),
+        Err(_) => {
+            eprintln!("SKIP: `script` (util-linux) is not installed; no terminal to test on");
+            None
+        }
+    }
+}
+
+// Guards inputs finding 25 (huge counts): `simulate --count 18446744073709551615`
+// ran for hours with no sign of progress. Proves a synthetic run longer than a
+// second draws a bar of completed requests against --count on a terminal, a
+// short run draws none, and none reaches a standard error that is not a
+// terminal. The old binary printed no bar, so the first assertion fails on it.
+#[test]
+fn a_long_simulation_shows_its_progress_on_a_terminal() {
+    let Some(long) = simulate_on_a_terminal(4_000_000) else {
+        return;
+    };
+    assert!(
+        long.contains("simulating: ") && long.contains("/4000000 requests"),
+        "{long}"
+    );
+    let short = simulate_on_a_terminal(20_000).unwrap();
+    assert!(!short.contains("simulating: "), "{short}");
+    let piped = Command::new(env!("CARGO_BIN_EXE_spinstack"))
+        .args(["simulate", "--disk", "atlas10k", "--count", "4000000"])
+        .output()
+        .unwrap();
+    assert!(piped.status.success());
+    assert!(
+        piped.stderr.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&piped.stderr)
+    );
+}
