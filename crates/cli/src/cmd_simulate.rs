@@ -438,7 +438,10 @@ fn print_report(report: &Report, json: bool) -> anyhow::Result<()> {
         ),
         None => format!(
             "{} {:?} {} KiB requests, read fraction {}",
-            report.completed, report.pattern, report.size_kib, report.read_fraction
+            report.completed,
+            report.pattern,
+            report.size_kib,
+            float_as_said(report.read_fraction)
         ),
     };
     println!(

@@ -128,3 +128,32 @@ fn a_long_simulation_shows_its_progress_on_a_terminal() {
         String::from_utf8_lossy(&piped.stderr)
     );
 }
+
+// Guards inputs finding 25 (huge float echoes): `--read-fraction 1e-300` was
+// echoed in the report's header as a 300-digit decimal. Proves it is echoed in
+// exponent form, and an ordinary fraction as written.
+#[test]
+fn a_tiny_read_fraction_is_echoed_short() {
+    for (given, shown) in [
+        ("1e-300", "read fraction 1e-300,"),
+        ("0.25", "read fraction 0.25,"),
+    ] {
+        let out = Command::new(env!("CARGO_BIN_EXE_spinstack"))
+            .args([
+                "simulate",
+                "--disk",
+                "atlas10k",
+                "--count",
+                "3",
+                "--read-fraction",
+                given,
+            ])
+            .output()
+            .expect("the binary runs");
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            out.status.success() && stdout.contains(shown),
+            "{given}: {stdout}"
+        );
+    }
+}
