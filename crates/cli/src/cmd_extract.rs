@@ -3,11 +3,14 @@
 //! for an extracted map; the `boundary-test` and `zero-latency-test` experiments.
 
 use anyhow::{bail, Context};
+use spinstack_extract::device::DeviceProbe;
 use spinstack_extract::experiments::{write_boundary_test, write_zero_latency_test};
 use spinstack_extract::export::{bad_blocks_list, summarize, summary_markdown};
+use spinstack_extract::probe::Probe;
 use spinstack_extract::run::{extract_device, extract_simulated, Method, RunOptions};
 use spinstack_extract::sim_probe::Jitter;
-use spinstack_extract::timing::TimingOptions;
+use spinstack_extract::timing::{max_regions, TimingOptions};
+use spinstack_sim::units::Sectors;
 use spinstack_trackmap::TrackMap;
 use std::path::{Path, PathBuf};
 
@@ -33,9 +36,10 @@ pub struct Args {
     /// Seed of the jitter and of the experiments.
     #[arg(long, default_value_t = 1)]
     seed: u64,
-    /// Interleaved extraction cursors for the timing method (cache defeat).
-    #[arg(long, default_value_t = 16)]
-    regions: usize,
+    /// Interleaved extraction cursors for the timing method (cache defeat); up
+    /// to 16 when absent, at most one per 4096 sectors of the disk.
+    #[arg(long)]
+    regions: Option<usize>,
     /// Write the extracted track map to this file.
     #[arg(long)]
     output: Option<PathBuf>,
@@ -73,7 +77,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         );
     };
     anyhow::ensure!(
-        args.regions >= 1,
+        args.regions != Some(0),
         "--regions must be at least 1 (the timing method's extraction cursors)"
     );
     // Checked before an extraction that may take minutes, not after it.
@@ -85,12 +89,16 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         );
     }
     let timing = TimingOptions {
-        regions: args.regions,
+        regions: args.regions.unwrap_or(TimingOptions::default().regions),
         ..TimingOptions::default()
     };
     let map = if let Some(path) = &args.map {
         Some(TrackMap::read(path)?)
     } else if let Some(device) = &args.device {
+        if args.regions.is_some() {
+            let capacity = DeviceProbe::open(device)?.read_capacity()?;
+            check_regions(args.regions, capacity, &device.display().to_string())?;
+        }
         let (report, map) = extract_device(device, &timing)?;
         print_report(&report, &report.message, args.json)?;
         // No tracks is a finding; asked-for exports that cannot be written are an error.
@@ -104,6 +112,10 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         map
     } else if let Some(disk) = &args.disk {
         let spec = crate::load_drive(disk)?;
+        if method == Method::Timing {
+            let capacity = spinstack_disk::layout::Layout::new(&spec.layout)?.capacity();
+            check_regions(args.regions, capacity, &spec.name)?;
+        }
         let options = RunOptions {
             method,
             jitter: (!args.no_jitter).then(|| Jitter::typical(args.seed)),
@@ -170,6 +182,20 @@ fn export(args: &Args, map: &TrackMap) -> anyhow::Result<()> {
         }
     }
     Ok(())
+}
+
+/// An explicit `--regions` is refused past the disk's bound rather than
+/// clamped to it (inputs finding 25): a run asked for N regions must not use
+/// fewer without a word. Absent, the default means "up to 16".
+fn check_regions(regions: Option<usize>, capacity: Sectors, disk: &str) -> anyhow::Result<()> {
+    let most = max_regions(capacity);
+    match regions {
+        Some(regions) if regions as u64 > most => bail!(
+            "--regions {regions} is out of range: the timing method splits {disk}'s {capacity} \
+             into at most {most} regions (one per 4096-sector stretch)"
+        ),
+        _ => Ok(()),
+    }
 }
 
 fn write_text(path: &Path, text: &str) -> anyhow::Result<()> {
@@ -264,5 +290,48 @@ mod tests {
             let error = run(args).unwrap_err().to_string();
             assert!(error.contains(says), "{words:?}: {error}");
         }
+    }
+
+    /// Guards inputs finding 25: `--regions 18446744073709551615` was accepted
+    /// and silently clamped to one region per 4096-sector stretch. Proves a
+    /// count past that bound is refused before any timed read, naming the
+    /// option, the value and the bound (`max_regions`, the one the cursors are
+    /// made with). On the old code the run went ahead and returned Ok. On a
+    /// small device the default stays "up to 16" and runs, while an explicit
+    /// count past the device's bound is refused the same way.
+    #[test]
+    fn refuses_more_regions_than_the_disk_has_stretches() {
+        let spec = crate::load_drive("atlas10k").unwrap();
+        let capacity = spinstack_disk::layout::Layout::new(&spec.layout)
+            .unwrap()
+            .capacity();
+        let most = spinstack_extract::timing::max_regions(capacity);
+        for regions in [u64::MAX, most + 1] {
+            let words = ["extract", "--disk", "atlas10k", "--method", "timing"];
+            let regions_text = regions.to_string();
+            let args = ExtractCommandLine::parse_from(
+                words.iter().copied().chain(["--regions", &regions_text]),
+            )
+            .args;
+            let error = run(args).unwrap_err().to_string();
+            assert!(
+                error.contains(&format!("--regions {regions} is out of range"))
+                    && error.contains(&format!(
+                        "atlas10k's {capacity} into at most {most} regions"
+                    )),
+                "{regions}: {error}"
+            );
+        }
+        let dir = std::env::temp_dir().join(format!("spinstack-regions-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let device = dir.join("small.img");
+        std::fs::write(&device, vec![0u8; 1 << 20]).unwrap();
+        let path = device.to_str().unwrap();
+        let words = ["extract", "--device", path];
+        run(ExtractCommandLine::parse_from(words).args).unwrap();
+        let args = ExtractCommandLine::parse_from(words.iter().copied().chain(["--regions", "2"]));
+        let error = run(args.args).unwrap_err().to_string();
+        assert!(error.contains("--regions 2 is out of range"), "{error}");
+        let _ = std::fs::remove_dir_all(&dir);
     }
 }

@@ -4,7 +4,7 @@
 //! With `--trace FILE --format F` a block trace is replayed instead
 //! ([`crate::simulate_trace`]).
 
-use crate::cmd_trace::{parse_device, ActionArg, FormatArg, TraceInput};
+use crate::cmd_trace::{parse_device, progress_due, ActionArg, FormatArg, TraceInput};
 use crate::simulate_trace::{self, ReplayOptions};
 use crate::volume_report::{print_volume, volume_report, BuiltNames, VolumeReport};
 use anyhow::Context;
@@ -179,6 +179,13 @@ fn check_flags(args: &Args) -> anyhow::Result<()> {
     if args.trace.is_none() {
         anyhow::ensure!(args.count >= 1, "--count must be at least 1");
     }
+    // Checked here to name the option; the workload's own check says only
+    // "read fraction", after the drive is loaded.
+    anyhow::ensure!(
+        (0.0..=1.0).contains(&args.read_fraction),
+        "--read-fraction must be between 0 and 1, got {}",
+        float_as_said(args.read_fraction)
+    );
     let bound = EngineOptions::default().max_outstanding_per_device;
     if let Some(depth) = args.queue_depth {
         anyhow::ensure!(
@@ -188,6 +195,17 @@ fn check_flags(args: &Args) -> anyhow::Result<()> {
         );
     }
     Ok(())
+}
+
+/// A float for an error message: plain when short, in exponent form when plain
+/// would print hundreds of digits (`-1e300`, not a 300-digit integer).
+fn float_as_said(value: f64) -> String {
+    let magnitude = value.abs();
+    if magnitude == 0.0 || (1e-6..1e9).contains(&magnitude) {
+        value.to_string()
+    } else {
+        format!("{value:e}")
+    }
 }
 
 pub fn run(args: Args) -> anyhow::Result<()> {
@@ -358,10 +376,16 @@ fn simulate_with<D: BlockDevice, S: RequestSource>(
     engine.add_device(device);
     let mut stats = ResponseStats::new();
     let started = Instant::now();
+    let progress = request_progress(args.count);
     let summary = run_closed_loop(&mut engine, args.depth(), source, |done| {
-        stats.record(done.completion.response_time())
-    })
-    .context("the simulation stopped")?;
+        stats.record(done.completion.response_time());
+        // A run under a second is over before a bar would help: none is drawn.
+        if progress_due(stats.count()) && started.elapsed() >= PROGRESS_AFTER {
+            progress.set_position(stats.count());
+        }
+    });
+    progress.finish_and_clear();
+    let summary = summary.context("the simulation stopped")?;
     let wall_seconds = started.elapsed().as_secs_f64();
     let report = Report {
         disk: disk.to_string(),
@@ -383,6 +407,24 @@ fn simulate_with<D: BlockDevice, S: RequestSource>(
     Ok((report, engine))
 }
 
+/// How long a synthetic run goes before its progress bar is drawn.
+const PROGRESS_AFTER: std::time::Duration = std::time::Duration::from_secs(1);
+
+/// A bar on standard error counting completed requests against `--count`:
+/// `--count` has no bound, and a run of billions would otherwise say nothing
+/// for hours. Hidden when standard error is not a terminal (indicatif's stderr
+/// target), and not drawn before [`PROGRESS_AFTER`].
+fn request_progress(count: u64) -> indicatif::ProgressBar {
+    let progress = indicatif::ProgressBar::new(count);
+    progress.set_style(
+        indicatif::ProgressStyle::with_template(
+            "{spinner} simulating: {pos}/{len} requests ({per_sec}, {eta} left)",
+        )
+        .expect("a fixed template"),
+    );
+    progress
+}
+
 fn print_report(report: &Report, json: bool) -> anyhow::Result<()> {
     if json {
         println!("{}", serde_json::to_string(report)?);
@@ -396,7 +438,10 @@ fn print_report(report: &Report, json: bool) -> anyhow::Result<()> {
         ),
         None => format!(
             "{} {:?} {} KiB requests, read fraction {}",
-            report.completed, report.pattern, report.size_kib, report.read_fraction
+            report.completed,
+            report.pattern,
+            report.size_kib,
+            float_as_said(report.read_fraction)
         ),
     };
     println!(

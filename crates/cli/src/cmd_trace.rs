@@ -5,8 +5,10 @@
 use anyhow::Context;
 use serde::Serialize;
 use spinstack_sim::request::Operation;
-use spinstack_trace::fio::{IologVersion, IologWriter};
-use spinstack_trace::{BlkparseAction, ReaderOptions, TraceFormat, TraceReader, TraceRecord};
+use spinstack_trace::fio::{self, IologVersion, IologWriter};
+use spinstack_trace::{
+    BlkparseAction, ReaderOptions, TraceFormat, TraceReader, TraceRecord, WriteError,
+};
 use std::collections::BTreeSet;
 use std::path::PathBuf;
 
@@ -335,25 +337,77 @@ fn partial_path(out: &std::path::Path) -> PathBuf {
     out.with_file_name(format!(".{name}.partial-{}", std::process::id()))
 }
 
+/// Where `--out` is written. A regular file (or a new one) is written to
+/// `partial` and renamed over `target` once whole; a symlink to one is followed,
+/// so the rename replaces the file and keeps the link. Anything else that
+/// exists (a device, a FIFO, /dev/stdout) is written in place, `partial` None:
+/// renaming a file over it would replace the device node itself (run as root,
+/// `--out /dev/null` replaced /dev/null with a regular file).
+struct OutFile {
+    target: PathBuf,
+    partial: Option<PathBuf>,
+}
+
+impl OutFile {
+    fn for_option(out: &std::path::Path) -> OutFile {
+        match std::fs::metadata(out) {
+            Ok(metadata) if !metadata.is_file() => OutFile {
+                target: out.to_path_buf(),
+                partial: None,
+            },
+            found => {
+                let resolved = found.ok().and_then(|_| std::fs::canonicalize(out).ok());
+                let target = resolved.unwrap_or_else(|| out.to_path_buf());
+                OutFile {
+                    partial: Some(partial_path(&target)),
+                    target,
+                }
+            }
+        }
+    }
+
+    /// Opens what is written first; errors name the option's path as given.
+    fn open(&self, option: &std::path::Path) -> anyhow::Result<std::fs::File> {
+        match &self.partial {
+            Some(partial) => std::fs::File::create(partial).with_context(|| {
+                format!(
+                    "--out {}: cannot create the file it is written to first, {}",
+                    option.display(),
+                    partial.display()
+                )
+            }),
+            None => std::fs::OpenOptions::new()
+                .write(true)
+                .open(&self.target)
+                .with_context(|| format!("--out {}: cannot open", option.display())),
+        }
+    }
+}
+
 fn convert(args: ConvertArgs) -> anyhow::Result<()> {
     let ConvertTo::FioIolog = args.to;
     let version = match args.iolog_version {
         2 => IologVersion::V2,
         _ => IologVersion::V3,
     };
-    let partial = args.out.as_deref().map(partial_path);
-    let out: Box<dyn std::io::Write> = match &partial {
-        Some(path) => Box::new(std::io::BufWriter::new(
-            std::fs::File::create(path)
-                .with_context(|| format!("cannot create {}", path.display()))?,
-        )),
-        None => Box::new(std::io::BufWriter::new(std::io::stdout().lock())),
+    // Checked before the output is created and the trace read: a bad name is a
+    // mistake in the option, not in any record of the trace.
+    fio::check_file_name(&args.device_file)
+        .map_err(|problem| anyhow::anyhow!("--device-file {:?} {problem}", args.device_file))?;
+    let out_file = args.out.as_deref().map(OutFile::for_option);
+    let out: Box<dyn std::io::Write> = match (&out_file, &args.out) {
+        (Some(out_file), Some(option)) => Box::new(std::io::BufWriter::new(out_file.open(option)?)),
+        _ => Box::new(std::io::BufWriter::new(std::io::stdout().lock())),
     };
     let converted = write_iolog(&args, out, version);
-    let converted = match (converted, &partial, &args.out) {
-        (Ok(converted), Some(partial), Some(out)) if converted.written > 0 => {
-            std::fs::rename(partial, out).with_context(|| {
-                format!("cannot move {} to {}", partial.display(), out.display())
+    let partial = out_file
+        .as_ref()
+        .and_then(|out_file| out_file.partial.as_ref());
+    let converted = match (converted, partial, &out_file) {
+        (Ok(converted), Some(partial), Some(out_file)) if converted.written > 0 => {
+            let target = &out_file.target;
+            std::fs::rename(partial, target).with_context(|| {
+                format!("cannot move {} to {}", partial.display(), target.display())
             })?;
             converted
         }
@@ -420,6 +474,15 @@ fn write_iolog(
         })
         .transpose()?;
     let mut wrapped = 0u64;
+    // A failed write names where the iolog goes (not the trace line being
+    // converted, which is not at fault).
+    let out_name = args
+        .out
+        .as_ref()
+        .map_or("standard output".to_string(), |path| {
+            format!("--out {}", path.display())
+        });
+    let write_failed = |error: WriteError| anyhow::anyhow!("{out_name}: {error}");
     let mut writer = IologWriter::new(out, version, &args.device_file)?;
     let mut reader = args.input.open(&args.file)?;
     let (mut skipped, mut devices) = (0u64, BTreeSet::new());
@@ -449,16 +512,17 @@ fn write_iolog(
             wrapped += u64::from(placed != record.lbn);
             record.lbn = placed;
         }
-        writer
-            .write(&record)
-            .map_err(|error| reader.error_here(error.to_string()))?;
+        writer.write(&record).map_err(|error| match error {
+            WriteError::Io(_) => write_failed(error),
+            WriteError::Unrepresentable { .. } => reader.error_here(error.to_string()).into(),
+        })?;
     }
     progress.finish_and_clear();
     let written = writer.written();
     // With nothing written the writer is dropped unopened: no header-only iolog
     // reaches standard output before the error (inputs finding 25).
     if written > 0 {
-        writer.finish()?;
+        writer.finish().map_err(write_failed)?;
     }
     Ok(Converted {
         written,

@@ -1,6 +1,6 @@
 //! The `spinstack` binary: one subcommand per job, each in its own module.
 
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
 
 mod cmd_disks;
 mod cmd_dr;
@@ -50,8 +50,19 @@ enum Command {
     Dr(cmd_dr::Args),
 }
 
+/// Every subcommand, at every depth, takes `-0.1` or `-1` as an option's value.
+/// Without this clap reads a negative number as an unknown flag and says
+/// "unexpected argument '-0' found"; with it, the value reaches the option's own
+/// parser or range check, whose message names the option and the range.
+fn with_negative_numbers(command: clap::Command) -> clap::Command {
+    command
+        .allow_negative_numbers(true)
+        .mut_subcommands(with_negative_numbers)
+}
+
 fn main() {
-    let cli = Cli::parse();
+    let matches = with_negative_numbers(Cli::command()).get_matches();
+    let cli = Cli::from_arg_matches(&matches).unwrap_or_else(|error| error.exit());
     if !matches!(cli.command, Command::Serve(_)) {
         // A report command piped into `head` should end quietly when the pipe closes,
         // as other command-line tools do, not panic in `println!`. The server keeps
@@ -107,7 +118,50 @@ fn error_text(error: &anyhow::Error) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::error_text;
+    use super::{error_text, with_negative_numbers, Cli};
+    use clap::CommandFactory;
+
+    /// Each option that takes a value, with the subcommand path that leads to it.
+    fn value_options(command: &clap::Command, path: &[String], found: &mut Vec<Vec<String>>) {
+        for arg in command.get_arguments() {
+            if let (Some(long), true) = (arg.get_long(), arg.get_action().takes_values()) {
+                let mut words = path.to_vec();
+                words.push(format!("--{long}"));
+                found.push(words);
+            }
+        }
+        for sub in command.get_subcommands() {
+            let mut sub_path = path.to_vec();
+            sub_path.push(sub.get_name().to_string());
+            value_options(sub, &sub_path, found);
+        }
+    }
+
+    /// Guards inputs finding 25 (negative numbers on the CLI): `simulate
+    /// --read-fraction -0.1` said "unexpected argument '-0' found". Proves that
+    /// every option of every subcommand that takes a value gets `-1` and `-0.1`
+    /// as its value, so its own parser or range check answers, naming it. On
+    /// the old command (no `with_negative_numbers`) every row fails.
+    #[test]
+    fn every_option_takes_a_negative_number_as_its_value() {
+        let command = with_negative_numbers(Cli::command());
+        let mut options = Vec::new();
+        value_options(&command, &["spinstack".to_string()], &mut options);
+        assert!(options.len() > 40, "{options:?}");
+        for words in options {
+            for value in ["-1", "-0.1"] {
+                let line = words.iter().map(String::as_str).chain([value]);
+                let Err(error) = command.clone().try_get_matches_from(line) else {
+                    continue;
+                };
+                let text = error.to_string();
+                assert!(
+                    !text.contains("unexpected argument"),
+                    "{words:?} {value}: {text}"
+                );
+            }
+        }
+    }
 
     /// An error that says its cause in its message and also reports it as its source,
     /// as the workspace's thiserror types with a `source` field do.

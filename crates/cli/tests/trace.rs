@@ -389,3 +389,144 @@ fn a_conversion_of_no_records_writes_nothing_to_standard_output() {
         String::from_utf8_lossy(&out.stdout)
     );
 }
+
+// Guards inputs finding 25 (`--device-file` with a space or newline): the name was
+// refused as "record 0 cannot be written as fio iolog: ...", as if a record were
+// wrong. Proves it is refused up front, naming the option: the trace given does
+// not even exist (an error about it would mean it was opened first), and nothing
+// is written at --out.
+#[test]
+fn a_device_file_fio_cannot_read_is_refused_before_the_trace() {
+    let dir = temp_dir().join("device-file");
+    std::fs::create_dir_all(&dir).unwrap();
+    let missing_trace = dir.join("no-such-trace.csv");
+    let target = dir.join("out.iolog");
+    for name in ["a b", "a\nb", ""] {
+        let out = spinstack(&[
+            "trace",
+            "convert",
+            "--format",
+            "msr",
+            missing_trace.to_str().unwrap(),
+            "--device-file",
+            name,
+            "--out",
+            target.to_str().unwrap(),
+        ]);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{name:?}: {stderr}");
+        assert!(
+            stderr.contains(&format!("--device-file {name:?} must be one word")),
+            "{name:?}: {stderr}"
+        );
+        assert!(!stderr.contains("record 0"), "{name:?}: {stderr}");
+        assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 0, "{name:?}");
+    }
+}
+
+// Guards inputs finding 25 (`trace convert --out /proc/version` said "cannot
+// write: Input/output error" without a file name). Proves every failure to open
+// or write the output names it: a --out that cannot be created, a --out whose
+// writes fail (a 512-byte file-size limit, its signal ignored so the write
+// fails with EFBIG instead of killing the process; before, this error was
+// blamed on the trace's line), and a full standard output.
+#[test]
+fn output_errors_name_the_output() {
+    let dir = temp_dir().join("output-errors");
+    std::fs::create_dir_all(&dir).unwrap();
+    let trace = dir.join("big.dsk");
+    let lines: String = (0..300)
+        .map(|i| format!("{i}.0 0 {} 8 1\n", i * 8))
+        .collect();
+    std::fs::write(&trace, lines).unwrap();
+    let trace = trace.to_str().unwrap();
+    let convert = ["trace", "convert", "--format", "disksim", trace];
+    let stderr_of = |out: Output| {
+        assert_eq!(out.status.code(), Some(1), "{out:?}");
+        String::from_utf8_lossy(&out.stderr).into_owned()
+    };
+    let uncreatable = stderr_of(spinstack(
+        &[&convert[..], &["--out", "/proc/version"]].concat(),
+    ));
+    assert!(
+        uncreatable.contains("--out /proc/version: "),
+        "{uncreatable}"
+    );
+    let limited = dir.join("limited.iolog");
+    let script = format!(
+        "trap '' XFSZ; ulimit -f 1; exec \"$0\" {} --out {}",
+        convert.join(" "),
+        limited.display()
+    );
+    let out = Command::new("sh")
+        .args(["-c", &script, env!("CARGO_BIN_EXE_spinstack")])
+        .output()
+        .unwrap();
+    let too_large = stderr_of(out);
+    assert!(
+        too_large.contains(&format!("--out {}: cannot write", limited.display())),
+        "{too_large}"
+    );
+    let full = std::fs::OpenOptions::new()
+        .write(true)
+        .open("/dev/full")
+        .unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_spinstack"))
+        .args(convert)
+        .stdout(full)
+        .output()
+        .unwrap();
+    let no_space = stderr_of(out);
+    assert!(
+        no_space.contains("standard output: cannot write"),
+        "{no_space}"
+    );
+}
+
+// Guards a defect found while checking inputs finding 25: `--out` was always
+// written to a temporary file renamed over it, so a FIFO, a device or a symlink
+// at --out was replaced by a regular file (run as root, `--out /dev/null`
+// replaced /dev/null). Proves a FIFO is written in place and stays a FIFO, and a
+// symlink to a file stays a link while the file it names gets the iolog. On the
+// old code both assertions on the file types fail.
+#[test]
+fn out_keeps_a_fifo_and_a_symlink() {
+    use std::os::unix::fs::FileTypeExt;
+    let dir = temp_dir().join("out-kinds");
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let trace = fixture("disksim.trace");
+    let convert = |out: &Path| {
+        spinstack(&[
+            "trace",
+            "convert",
+            "--format",
+            "disksim",
+            trace.to_str().unwrap(),
+            "--out",
+            out.to_str().unwrap(),
+        ])
+    };
+    let fifo = dir.join("fifo");
+    let made = Command::new("mkfifo").arg(&fifo).status().unwrap();
+    assert!(made.success());
+    let reading = {
+        let fifo = fifo.clone();
+        std::thread::spawn(move || std::fs::read_to_string(fifo).unwrap())
+    };
+    let out = convert(&fifo);
+    assert!(out.status.success(), "{out:?}");
+    let kind = std::fs::symlink_metadata(&fifo).unwrap().file_type();
+    assert!(kind.is_fifo(), "--out replaced the FIFO: {kind:?}");
+    assert!(reading.join().unwrap().starts_with("fio version 2 iolog"));
+    let file = dir.join("file.iolog");
+    std::fs::write(&file, "previous content\n").unwrap();
+    let link = dir.join("link.iolog");
+    std::os::unix::fs::symlink(&file, &link).unwrap();
+    let out = convert(&link);
+    assert!(out.status.success(), "{out:?}");
+    let kind = std::fs::symlink_metadata(&link).unwrap().file_type();
+    assert!(kind.is_symlink(), "--out replaced the link: {kind:?}");
+    let written = std::fs::read_to_string(&file).unwrap();
+    assert!(written.starts_with("fio version 2 iolog"), "{written}");
+}

@@ -106,6 +106,7 @@ const BUS_SCHEMA: Schema = Schema {
 /// Load the drive described by a DiskSim `.parv` file (following its `source` chain).
 pub fn load_parv(path: &Path) -> Result<DriveSpec, ImportError> {
     let file = spinstack_param::parse_file(path)?;
+    refuse_conflicting_definitions(&file)?;
     let defs = file.definitions();
     let (disk, instance) = find_disk(&file, &defs, path)?;
     let disk_fields = Fields::new(
@@ -228,6 +229,28 @@ fn immediate_reads_as_disksim_runs_them(firmware: &mut FirmwareSpec, provenance:
 
 /// `file` relative to the directory of the top `.parv`, so provenance does not
 /// carry machine-specific paths.
+/// A name defined twice with different contents is refused, naming both
+/// places: DiskSim keeps the first definition, so the second one's values would
+/// be dropped without a word (two versions of a .diskspecs file `source`d, say).
+/// The same definition repeated, as when one file is `source`d twice, is
+/// harmless and accepted: DiskSim-format files are often assembled from shared
+/// fragments, and the first definition says what the repeat says.
+fn refuse_conflicting_definitions(file: &spinstack_param::ParamFile) -> Result<(), ImportError> {
+    match file.conflicting_definition() {
+        None => Ok(()),
+        Some((first, later)) => Err(ImportError::at(
+            &later.pos,
+            None,
+            format!(
+                "\"{}\" is defined again, differently from its definition at {}; DiskSim \
+                 would use the first and ignore this one: keep one of them",
+                later.name.as_deref().unwrap_or_default(),
+                first.pos
+            ),
+        )),
+    }
+}
+
 fn relative_name(top: &Path, file: &Path) -> String {
     let dir = top.parent().unwrap_or(Path::new(""));
     file.strip_prefix(dir).unwrap_or(file).display().to_string()

@@ -24,6 +24,13 @@ pub const SURFACES_MAX: u32 = 1024;
 /// Fastest spindle: no rotating drive turns above 15,000 rpm; this leaves room and
 /// keeps a revolution many sectors long in picoseconds.
 pub const RPM_MAX: u32 = 100_000;
+/// Slowest spindle: real drives turn at 3,600 rpm (1.8-inch and old drives) to
+/// 15,000, and multi-speed (DRPM) studies go no lower than 3,600. A thousand
+/// leaves room for what-if studies below any product while refusing the absurd:
+/// at `rpm = 1` a revolution takes a minute and every request tens of seconds.
+pub const RPM_MIN: u32 = 1_000;
+/// What [`RPM_MIN`] and [`RPM_MAX`] allow, as said in errors.
+pub const RPM_RULE: &str = "between 1,000 and 100,000 rpm (drives turn at 3,600 to 15,000)";
 /// Most buffer segments (each is a table entry; drives have 1 to a few dozen).
 pub const CACHE_SEGMENTS_MAX: u32 = 4096;
 /// Largest buffer segment: 2^24 sectors, 8 GiB.
@@ -173,12 +180,8 @@ pub fn check_counts(spec: &DriveSpec) -> Result<(), TimeFieldError> {
              angle resolution (2^20 steps a revolution) and would take no time",
         );
     }
-    if spec.mechanics.rpm > RPM_MAX {
-        return error(
-            "mechanics.rpm",
-            f64::from(spec.mechanics.rpm),
-            "at most 100,000 rpm (drives turn at up to 15,000)",
-        );
+    if !(RPM_MIN..=RPM_MAX).contains(&spec.mechanics.rpm) {
+        return error("mechanics.rpm", f64::from(spec.mechanics.rpm), RPM_RULE);
     }
     let firmware = &spec.firmware;
     let cache = &firmware.cache;

@@ -481,3 +481,31 @@ fn every_catalog_drive_passes_the_file_checks_and_gaps_are_legal() {
     let gap = text.replacen("first_cylinder = 1334", "first_cylinder = 1400", 1);
     catalog::parse_toml("gap.toml", &gap).expect("a zone gap is legal");
 }
+
+// Guards inputs finding 16/25 (`rpm = 1` in a drive file was accepted and gave
+// 40-second requests; `rpm = 0` was refused without a line). Proves a rotation
+// speed outside spec_check's physical range (1,000 to 100,000 rpm) is refused at
+// the value's line with the range, and that the range's ends load.
+#[test]
+fn an_absurd_rotation_speed_is_refused_at_its_line() {
+    let line = catalog::source_text("ultrastar36z15")
+        .expect("in catalog")
+        .lines()
+        .position(|text| text == "rpm = 15000")
+        .expect("the rpm line")
+        + 1;
+    for rpm in ["0", "1", "999", "100001"] {
+        let message = load_edited_toml("rpm-range", "rpm = 15000", &format!("rpm = {rpm}"));
+        assert!(
+            message.contains(&format!(
+                "drive.toml: line {line}: `mechanics.rpm` = {rpm}: between 1,000 and 100,000 rpm"
+            )),
+            "{rpm}: {message}"
+        );
+    }
+    let text = catalog::source_text("ultrastar36z15").expect("in catalog");
+    for rpm in ["1000", "100000"] {
+        let edited = text.replacen("rpm = 15000", &format!("rpm = {rpm}"), 1);
+        catalog::parse_toml("edited", &edited).unwrap_or_else(|error| panic!("{rpm}: {error}"));
+    }
+}

@@ -587,3 +587,85 @@ fn byte_order_marks_are_skipped() {
     assert_eq!(spec.layout, plain.layout);
     assert_eq!(spec.mechanics, plain.mechanics);
 }
+
+// Guards inputs finding 25 (a .parv that `source`s a .diskspecs file twice).
+// Proves the two cases apart: the same file sourced twice defines the same
+// blocks twice and loads as if sourced once (DiskSim keeps the first definition,
+// which says what the repeat says), while a second, different definition of the
+// same name (another version of the file) is refused, naming both places. The
+// old loader kept the first silently in both cases, so the second half fails on
+// it (the load succeeded with the other file's buffer segments ignored).
+#[test]
+fn a_repeated_include_is_harmless_and_a_different_redefinition_is_refused() {
+    let include = "source atlas10k.diskspecs\n";
+    let once = load_repaired("include-once", |_| {});
+    let twice = load_repaired("include-twice", |dir| {
+        edit(
+            dir,
+            "atlas10k.parv",
+            include,
+            &format!("{include}{include}"),
+        );
+    });
+    let (Some(once), Some(twice)) = (once, twice) else {
+        return;
+    };
+    assert_eq!(
+        format!("{:?}", once.firmware),
+        format!("{:?}", twice.firmware)
+    );
+    assert_eq!(format!("{:?}", once.layout), format!("{:?}", twice.layout));
+    let Some((err, dir)) = load_damaged("include-other", |dir| {
+        let text = std::fs::read_to_string(dir.join("atlas10k.diskspecs")).unwrap();
+        let other = text.replacen(
+            "Number of buffer segments = 10",
+            "Number of buffer segments = 2",
+            1,
+        );
+        assert_ne!(text, other, "the edit applies");
+        std::fs::write(dir.join("other.diskspecs"), other).unwrap();
+        edit(
+            dir,
+            "atlas10k.parv",
+            include,
+            &format!("{include}source other.diskspecs\n"),
+        );
+    }) else {
+        return;
+    };
+    assert_at(&err, "other.diskspecs", 1, None);
+    let first = dir.join("atlas10k.diskspecs");
+    assert!(
+        err.message
+            .contains("\"QUANTUM_TORNADO_validate\" is defined again")
+            && err.message.contains(&format!("{}:1", first.display())),
+        "{err}"
+    );
+}
+
+// Guards inputs finding 16/25 (an absurd rotation speed in a .parv drive was
+// accepted: `Rotation speed (in rpms) = 1` gave 40-second requests). Proves a
+// speed below 1,000 rpm is refused at the .model line with the parameter and the
+// range; the old importer refused only 0 and more than 100,000.
+#[test]
+fn an_absurd_rotation_speed_is_refused() {
+    let Some((err, line)) = load_edited(
+        "rpm1",
+        "atlas10k.model",
+        "Rotation speed (in rpms) = 10025",
+        "Rotation speed (in rpms) = 1",
+    ) else {
+        return;
+    };
+    assert_at(
+        &err,
+        "atlas10k.model",
+        line,
+        Some("Rotation speed (in rpms)"),
+    );
+    assert!(
+        err.message
+            .contains("1 is out of range: between 1,000 and 100,000 rpm"),
+        "{err}"
+    );
+}

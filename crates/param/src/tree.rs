@@ -184,15 +184,47 @@ const MAX_INHERITANCE_DEPTH: usize = 64;
 
 impl ParamFile {
     /// Every named block definition (top-level or used as a value), first
-    /// definition winning as in DiskSim (a redefinition is ignored).
+    /// definition winning as in DiskSim (a redefinition is ignored; see
+    /// [`ParamFile::conflicting_definition`] for the ones that must not be).
     pub fn definitions(&self) -> HashMap<&str, &Block> {
         let mut map = HashMap::new();
-        for item in &self.items {
-            if let Item::Block(block) = item {
-                collect_definitions(block, &mut map, 0);
+        for block in self.named_blocks() {
+            if let Some(name) = &block.name {
+                map.entry(name.as_str()).or_insert(block);
             }
         }
         map
+    }
+
+    /// The first later definition of a name that says something other than the
+    /// name's first definition, with that first one: `(first, later)`. A
+    /// repeated identical definition (the same file `source`d twice, or a copy
+    /// of a block) is harmless, since the first wins and says the same. A
+    /// different one is not: its values would be ignored without a word.
+    pub fn conflicting_definition(&self) -> Option<(&Block, &Block)> {
+        let mut first: HashMap<&str, &Block> = HashMap::new();
+        for block in self.named_blocks() {
+            let Some(name) = &block.name else { continue };
+            match first.get(name.as_str()) {
+                Some(earlier) if !same_block(earlier, block) => return Some((earlier, block)),
+                Some(_) => {}
+                None => {
+                    first.insert(name, block);
+                }
+            }
+        }
+        None
+    }
+
+    /// Named blocks in file order, top-level ones and those used as values.
+    fn named_blocks(&self) -> Vec<&Block> {
+        let mut blocks = Vec::new();
+        for item in &self.items {
+            if let Item::Block(block) = item {
+                collect_definitions(block, &mut blocks, 0);
+            }
+        }
+        blocks
     }
 
     /// The module type a definition ultimately derives from, following parents.
@@ -252,30 +284,57 @@ impl ParamFile {
     }
 }
 
-fn collect_definitions<'a>(block: &'a Block, map: &mut HashMap<&'a str, &'a Block>, depth: usize) {
+fn collect_definitions<'a>(block: &'a Block, blocks: &mut Vec<&'a Block>, depth: usize) {
     if depth > MAX_INHERITANCE_DEPTH {
         return;
     }
-    if let Some(name) = &block.name {
-        map.entry(name.as_str()).or_insert(block);
+    if block.name.is_some() {
+        blocks.push(block);
     }
     for param in &block.params {
-        collect_value_definitions(&param.value, map, depth + 1);
+        collect_value_definitions(&param.value, blocks, depth + 1);
     }
 }
 
-fn collect_value_definitions<'a>(
-    value: &'a Value,
-    map: &mut HashMap<&'a str, &'a Block>,
-    depth: usize,
-) {
+fn collect_value_definitions<'a>(value: &'a Value, blocks: &mut Vec<&'a Block>, depth: usize) {
     match &value.kind {
-        ValueKind::Block(b) => collect_definitions(b, map, depth),
+        ValueKind::Block(b) => collect_definitions(b, blocks, depth),
         ValueKind::List(items) if depth <= MAX_INHERITANCE_DEPTH => {
             for item in items {
-                collect_value_definitions(item, map, depth + 1);
+                collect_value_definitions(item, blocks, depth + 1);
             }
         }
         _ => {}
     }
+}
+
+/// Whether two blocks say the same, wherever they are written (positions aside).
+fn same_block(a: &Block, b: &Block) -> bool {
+    a.type_name == b.type_name
+        && a.name == b.name
+        && a.params.len() == b.params.len()
+        && a.params
+            .iter()
+            .zip(&b.params)
+            .all(|(p, q)| p.name == q.name && same_value(&p.value, &q.value))
+}
+
+fn same_value(a: &Value, b: &Value) -> bool {
+    use ValueKind::*;
+    match (&a.kind, &b.kind) {
+        (List(x), List(y)) => x.len() == y.len() && x.iter().zip(y).all(|(v, w)| same_value(v, w)),
+        (Block(x), Block(y)) => same_block(x, y),
+        (Topology(x), Topology(y)) => same_node(x, y),
+        (x, y) => x == y,
+    }
+}
+
+fn same_node(a: &TopologyNode, b: &TopologyNode) -> bool {
+    a.module == b.module
+        && a.name == b.name
+        && a.children.len() == b.children.len()
+        && a.children
+            .iter()
+            .zip(&b.children)
+            .all(|(x, y)| same_node(x, y))
 }

@@ -40,7 +40,8 @@
 //! and so is the note it prints before the first record when its start is not a
 //! record's (`first record is after 0/4600000, at 0/4601698, skipping over 5784
 //! bytes`: `pg_waldump -p pg_wal` with no start LSN prints it); that note anywhere
-//! after the first record is an error.
+//! after the first record is an error, and so is an LSN not above the one before
+//! it (pg_waldump writes them in increasing order; see `lsn_out_of_order`).
 
 use crate::log::{LogRecord, Lsn, PageId, RecordId, RecordKind};
 use std::collections::HashMap;
@@ -144,6 +145,8 @@ impl Relations {
 /// references are `blocks[first_block..first_block + block_count]` of the
 /// parse), or a commit.
 struct Parsed {
+    /// The record's position in the WAL (`lsn: X/Y` as one number).
+    lsn: u64,
     transaction: u64,
     /// The tuple offset the record names (`new off` for an update; 0 for none).
     offset: u64,
@@ -213,9 +216,8 @@ fn parse_line(
     let hex = |h: &str| {
         u64::from_str_radix(h, 16).map_err(|_| format!("LSN {lsn_text:?} is not hexadecimal"))
     };
-    // Checked, not kept: records are numbered in the order they come.
-    hex(high)?;
-    hex(low)?;
+    // Kept to check the order; records are numbered in the order they come.
+    let lsn = (hex(high)? << 32) | hex(low)?;
     let mut parts = desc.split(", blkref #");
     let description = parts.next().unwrap_or("");
     let word = description.split_whitespace().next().unwrap_or("");
@@ -286,6 +288,7 @@ fn parse_line(
         blocks.push(relations.block(ids, fork, block));
     }
     Ok(Parsed {
+        lsn,
         bytes: u32::try_from(bytes).map_err(|_| format!("total length {bytes} too large"))?,
         transaction,
         kind,
@@ -294,6 +297,31 @@ fn parse_line(
         old_offset,
         first_block,
         block_count: blocks.len() - first_block,
+    })
+}
+
+/// An LSN as PostgreSQL writes it (`%X/%08X`).
+fn lsn_text(lsn: u64) -> String {
+    format!("{:X}/{:08X}", lsn >> 32, lsn & 0xFFFF_FFFF)
+}
+
+/// Why `lsn` cannot follow `previous` (its LSN and line), if it cannot. An LSN
+/// is the record's position in the WAL and pg_waldump reads the WAL forward, so
+/// within one dump each LSN is above the one before: across segment files, and
+/// across a timeline switch too (a timeline branches at an LSN and continues
+/// forward from it). Refused, not warned about: a repeated or earlier LSN means
+/// dumps put together out of order or overlapping, and the records would be
+/// replayed in an order PostgreSQL never wrote them.
+fn lsn_out_of_order(previous: Option<(u64, usize)>, lsn: u64) -> Option<String> {
+    let (previous, previous_line) = previous?;
+    (lsn <= previous).then(|| {
+        format!(
+            "LSN {} is not after the previous record's {} (line {previous_line}): \
+             pg_waldump writes LSNs in increasing order; are several dumps \
+             concatenated or reordered?",
+            lsn_text(lsn),
+            lsn_text(previous)
+        )
     })
 }
 
@@ -330,6 +358,8 @@ pub fn parse_reader(source_name: &str, mut input: impl BufRead) -> Result<WalLog
     let mut parsed = Vec::new();
     let mut blocks = Vec::new();
     let mut wal_records = 0u64;
+    // The last record's LSN and line, to check the dump's order.
+    let mut previous_lsn: Option<(u64, usize)> = None;
     let mut bytes = Vec::new();
     let mut line = 0;
     loop {
@@ -383,6 +413,10 @@ pub fn parse_reader(source_name: &str, mut input: impl BufRead) -> Result<WalLog
         }
         let record = parse_line(trimmed, &mut relations, &mut blocks)
             .map_err(|problem| line_error(&problem))?;
+        if let Some(problem) = lsn_out_of_order(previous_lsn, record.lsn) {
+            return Err(line_error(&problem));
+        }
+        previous_lsn = Some((record.lsn, line));
         wal_records += 1;
         if record.commit || record.block_count > 0 {
             parsed.push(record);

@@ -322,3 +322,28 @@ fn a_byte_order_mark_at_the_start_is_skipped() {
     let marked = parse("sample", &format!("\u{feff}{SAMPLE}")).expect("parses with a BOM");
     assert_eq!(marked.records, plain.records);
 }
+
+// Guards inputs finding 25 (pg_waldump LSNs going backwards were accepted
+// silently). Proves a record whose LSN is not above the one before it (two dumps
+// concatenated, or a line repeated) is refused naming the line, both LSNs, the
+// earlier line and the likely cause; the old reader parsed both without a word.
+#[test]
+fn lsns_going_backwards_are_refused() {
+    let concatenated = format!("{SAMPLE}{SAMPLE}");
+    let error = parse("two.txt", &concatenated).unwrap_err().to_string();
+    assert!(
+        error.starts_with(
+            "two.txt:6: LSN 0/02188A60 is not after the previous record's 0/02193BD0 (line 5)"
+        ) && error.contains("concatenated or reordered"),
+        "{error}"
+    );
+    let lines: Vec<&str> = SAMPLE.lines().collect();
+    let repeated = format!("{}\n{}\n{}\n", lines[0], lines[1], lines[1]);
+    let error = parse("repeated.txt", &repeated).unwrap_err().to_string();
+    assert!(
+        error.starts_with(
+            "repeated.txt:3: LSN 0/02188B10 is not after the previous record's 0/02188B10 (line 2)"
+        ),
+        "{error}"
+    );
+}

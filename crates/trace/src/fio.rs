@@ -41,6 +41,24 @@ impl IologVersion {
     }
 }
 
+/// Whether fio can read `file` back from an iolog line: one word (no white
+/// space, which would split the line) of 1 to [`MAX_FILE_NAME_BYTES`] bytes. The
+/// problem, when there is one, is said without the name, so a caller can put the
+/// name and where it came from (an option, say) before it.
+pub fn check_file_name(file: &str) -> Result<(), String> {
+    let fits = !file.is_empty()
+        && file.len() <= MAX_FILE_NAME_BYTES
+        && !file.chars().any(char::is_whitespace);
+    if fits {
+        Ok(())
+    } else {
+        Err(format!(
+            "must be one word (no spaces, tabs or newlines) of 1 to {MAX_FILE_NAME_BYTES} bytes: \
+             fio reads an iolog line's file name up to the first white space"
+        ))
+    }
+}
+
 /// Writes an iolog for one file (the device fio replays on).
 ///
 /// States: *named* ([`IologWriter::new`] checks the file name and writes nothing),
@@ -63,16 +81,11 @@ pub struct IologWriter<W: Write> {
 impl<W: Write> IologWriter<W> {
     /// Start a log that replays on `file` (a path fio opens, e.g. `/dev/sdb`).
     pub fn new(out: W, version: IologVersion, file: &str) -> Result<Self, WriteError> {
-        let bad_name = file.is_empty()
-            || file.len() > MAX_FILE_NAME_BYTES
-            || file.chars().any(char::is_whitespace);
-        if bad_name {
+        if let Err(problem) = check_file_name(file) {
             return Err(WriteError::Unrepresentable {
                 index: 0,
                 format: "fio iolog",
-                problem: format!(
-                    "the device file name {file:?} must be one word of 1 to {MAX_FILE_NAME_BYTES} bytes"
-                ),
+                problem: format!("the device file name {file:?} {problem}"),
             });
         }
         Ok(IologWriter {

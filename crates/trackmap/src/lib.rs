@@ -42,7 +42,9 @@
 //! decide with the stated confidence. A `remapped LBN CYLINDER SURFACE SECTOR`
 //! line records an LBN whose home track is the one covering it but which the
 //! drive stores elsewhere. Blank lines and lines starting with `#` are comments;
-//! a UTF-8 byte-order mark at the start of the text is skipped.
+//! a UTF-8 byte-order mark at the start of the text is skipped. The
+//! `# spinstack track map, format N` line may be left out (hand-written maps),
+//! but a format other than 1 is an error.
 //! The reader rejects anything that does not tile — gaps, overlaps, empty
 //! tracks, maps that stop short of or run past the capacity, remapped LBNs past
 //! it — and every error names the file and the line ([`MapError`]). The writer's

@@ -23,7 +23,8 @@ impl TrackMap {
     /// The map in the text format.
     pub fn to_text(&self) -> String {
         let mut out = String::with_capacity(self.track_count() * 24 + 200);
-        out.push_str("# spinstack track map, format 1\n");
+        out.push_str(FORMAT_LINE_PREFIX);
+        out.push_str("1\n");
         let _ = writeln!(out, "drive {}", self.drive());
         let _ = writeln!(out, "method {}", self.method());
         let _ = writeln!(out, "capacity {}", self.capacity().0);
@@ -81,6 +82,9 @@ impl TrackMap {
     }
 }
 
+/// The first line the writer puts, before the format's number.
+const FORMAT_LINE_PREFIX: &str = "# spinstack track map, format ";
+
 struct Parser<'f> {
     file: &'f str,
     /// The line being read, then the last line once all are read.
@@ -124,6 +128,17 @@ impl<'f> Parser<'f> {
 
     fn take_line(&mut self, raw: &str) -> Result<(), MapError> {
         let line = raw.trim();
+        if let Some(format) = line.strip_prefix(FORMAT_LINE_PREFIX) {
+            // Another format may put other things in the same columns: read as
+            // format 1 it would give a wrong map, not an error.
+            if format.trim() != "1" {
+                return Err(self.error(format!(
+                    "track-map format {:?}: this build reads format 1 only (written by a \
+                     newer spinstack?)",
+                    format.trim()
+                )));
+            }
+        }
         if line.is_empty() || line.starts_with('#') {
             return Ok(());
         }

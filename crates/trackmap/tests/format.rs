@@ -166,3 +166,27 @@ fn missing_file_is_named() {
         .to_string()
         .starts_with("/nonexistent/track.map:0: cannot read"));
 }
+
+// Guards inputs finding 25 (track maps): `# spinstack track map, format 2` was
+// read as format 1, silently. Proves another format number is refused at its
+// line, naming it, while a map without the format line (hand-written) still
+// reads.
+#[test]
+fn another_format_number_is_refused() {
+    let text = sample().to_text();
+    let format_2 = text.replacen("format 1", "format 2", 1);
+    let error = TrackMap::parse(&format_2, "map.txt")
+        .unwrap_err()
+        .to_string();
+    assert!(
+        error.starts_with("map.txt:1: ")
+            && error.contains("format \"2\": this build reads format 1"),
+        "{error}"
+    );
+    let without: String = text
+        .lines()
+        .skip(1)
+        .map(|line| format!("{line}\n"))
+        .collect();
+    assert_eq!(TrackMap::parse(&without, "map.txt").unwrap(), sample());
+}

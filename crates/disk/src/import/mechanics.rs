@@ -48,13 +48,10 @@ pub(super) fn mechanics(
         ));
     }
     let rpm_param = f.need("Rotation speed (in rpms)")?;
-    let rpm: u32 = f.count_at_most(
-        "Rotation speed (in rpms)",
-        crate::spec_check::RPM_MAX,
-        "at most 100,000 rpm (drives turn at up to 15,000)",
-    )?;
-    if rpm == 0 {
-        return Err(bad(rpm_param, "must be positive".into()));
+    let rpm: u32 = f.count("Rotation speed (in rpms)")?;
+    use crate::spec_check::{RPM_MAX, RPM_MIN, RPM_RULE};
+    if !(RPM_MIN..=RPM_MAX).contains(&rpm) {
+        return Err(bad(rpm_param, format!("{rpm} is out of range: {RPM_RULE}")));
     }
     // Read by DiskSim's other seek types only; a negative or absurd time is still
     // an error in the file (inputs finding 16).

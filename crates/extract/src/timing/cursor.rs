@@ -39,11 +39,21 @@ pub(super) struct Cursor {
     pub(super) done: bool,
 }
 
-/// One cursor per region, the regions spread evenly over the disk (no more
-/// regions than 4,096-LBN stretches).
+/// The most regions a disk of `capacity` is split into: one per 4,096-LBN
+/// stretch, so each cursor has tracks of its own to walk before it meets the
+/// next cursor's start.
+pub fn max_regions(capacity: Sectors) -> u64 {
+    capacity.0 / 4096 + 1
+}
+
+/// One cursor per region, the regions spread evenly over the disk: `regions`,
+/// but at least 1 and at most [`max_regions`]. The default of 16 is meant as
+/// "up to 16" on a small device; a caller that takes an exact count from its
+/// user checks it against [`max_regions`] first (the CLI's `--regions` does).
 pub(super) fn make_cursors(capacity: Sectors, regions: usize) -> Vec<Cursor> {
+    let most = max_regions(capacity);
     let capacity = capacity.0;
-    let regions = (regions.max(1) as u64).min(capacity / 4096 + 1);
+    let regions = (regions.max(1) as u64).min(most);
     (0..regions)
         .map(|r| {
             let start = Lbn(capacity * r / regions);

@@ -156,6 +156,7 @@ mod turns;
 use crate::probe::{Probe, ProbeError};
 use boundary_test::Tester;
 use calibration::calibrate;
+pub use cursor::max_regions;
 use cursor::{make_cursors, step};
 use serde::Serialize;
 use spinstack_sim::units::Nanoseconds;
@@ -173,7 +174,8 @@ pub struct TimingOptions {
     /// Robust standard errors between the median and the threshold needed to decide
     /// (4.5 ≈ one wrong decision in 300,000 tests for Gaussian noise).
     pub confidence_sigmas: f64,
-    /// Interleaved extraction cursors over widely spread regions.
+    /// Interleaved extraction cursors over widely spread regions: at most this
+    /// many, and no more than [`max_regions`] of the disk.
     pub regions: usize,
     /// Reads used to calibrate the revolution time and the same-track δ.
     pub calibration_reads: usize,
