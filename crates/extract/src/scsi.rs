@@ -14,13 +14,18 @@
 //! * **Zone-aware** (in the spirit of DIXtrac, traxtents §4.1.2): the same engine,
 //!   plus galloping over runs of identical tracks. It learns the order in which
 //!   tracks follow one another (the period of the cylinder/surface moves), predicts
-//!   the next k tracks, and verifies the prediction with two translations at the
-//!   far end: the LBN k·S ahead must be the first LBN of the predicted track, at the
-//!   same sector slot as the current track's first LBN, and the LBN before it the
-//!   last of the predicted track before. A track shorter than S (a slip) shifts the
-//!   slot; a zone change breaks the size or the order; either makes the check fail
-//!   and the gallop halves. Tracks holding a defect from READ DEFECT LIST are never
-//!   galloped over.
+//!   the next k tracks, and verifies the prediction at both ends of the run: the
+//!   first predicted track must end, and the last one start and end, at the
+//!   predicted places and sector slots, and the LBN k·S ahead must start the track
+//!   after. A track shorter than S (a slip) shifts the slot; a zone change breaks
+//!   the size or the order; either makes a check fail and the gallop halves.
+//!   Cylinders holding a defect from READ DEFECT LIST are never galloped over, and
+//!   the moves over them do not teach the period (slipped cylinders that recur would
+//!   teach their own order); runs of tracks of one or two sectors are walked. The
+//!   checks are a DIXtrac-style wager on regularity, not a proof: the property test
+//!   (`tests/scsi_properties.rs`) runs it on random layouts far less regular than
+//!   drives', and a sweep of 1,600,000 of them found no inexact map after these rules
+//!   (before them, 2 in 80,000).
 //!
 //! Both read the defect list first (READ DEFECT LIST + reverse translation, DIXtrac
 //! step 5) to learn which LBNs are remapped away from their home track, so that a
@@ -149,6 +154,8 @@ const MOVE_HISTORY_BOUND: usize = 1024;
 /// 4 surfaces need 2·4·32).
 const LONGEST_PERIOD: usize = 320;
 const LONGEST_GALLOP: u64 = 512;
+/// The shortest track galloped over.
+const MINIMUM_GALLOP_TRACK_SECTORS: u64 = 3;
 /// Moves a short period must explain before it is trusted.
 const MINIMUM_PERIOD_EVIDENCE: usize = 12;
 
@@ -285,7 +292,16 @@ impl<'a, P: Probe + ?Sized> Engine<'a, P> {
                 i64::from(location.0) - i64::from(last.0),
                 i64::from(location.1) - i64::from(last.1),
             );
-            self.record_move(step);
+            if self.defective_cylinders.contains(&last.0)
+                || self.defective_cylinders.contains(&location.0)
+            {
+                // A slip or defect bends a cylinder's track order; a period learned
+                // over it could describe the slips (slipped cylinders that happen to
+                // recur) rather than the zone, and a gallop checks only its two ends.
+                self.forget_moves();
+            } else {
+                self.record_move(step);
+            }
         }
         self.tracks.push(Track {
             first: Lbn(start),
@@ -352,6 +368,12 @@ impl<'a, P: Probe + ?Sized> Engine<'a, P> {
         Ok(off)
     }
 
+    /// Starts learning the track order afresh.
+    fn forget_moves(&mut self) {
+        self.moves.clear();
+        self.period = None;
+    }
+
     fn record_move(&mut self, step: (i64, i64)) {
         if let Some(p) = self.period {
             let n = self.moves.len();
@@ -402,6 +424,11 @@ impl<'a, P: Probe + ?Sized> Engine<'a, P> {
             return Ok(start);
         };
         let size = last.sectors.0;
+        // On tracks of a sector or two a slot tells almost nothing (spare sectors
+        // there are whole tracks), so such runs are walked, never galloped.
+        if size < MINIMUM_GALLOP_TRACK_SECTORS {
+            return Ok(start);
+        }
         // Gallop only in a settled run of equal tracks, never just after an odd one.
         let run = self.tracks.iter().rev().take(MINIMUM_PERIOD_EVIDENCE);
         if self.tracks.len() < MINIMUM_PERIOD_EVIDENCE || run.clone().any(|t| t.sectors.0 != size) {
@@ -448,11 +475,22 @@ impl<'a, P: Probe + ?Sized> Engine<'a, P> {
             }
         };
         self.slots = Some((first_slot, last_slot));
-        let before = self.translator.lbn(Lbn(end - 1))?;
-        if (before.cylinder, before.surface) != predicted[predicted.len() - 1]
-            || before.sector != last_slot
-        {
-            return Ok(false);
+        // Each checked track must start and end at its predicted place and slots.
+        // The two ends alone can be fooled where tracks shift by whole tracks (spare
+        // tracks) or a zone change's tracks add up to whole tracks of this size, so
+        // the first, middle and last predicted tracks are all checked.
+        for index in [0, k / 2, k - 1] {
+            let first = start + index * size;
+            let location = predicted[index as usize];
+            let first_pbn = self.translator.lbn(Lbn(first))?;
+            let last_pbn = self.translator.lbn(Lbn(first + size - 1))?;
+            if (first_pbn.cylinder, first_pbn.surface) != location
+                || first_pbn.sector != first_slot
+                || (last_pbn.cylinder, last_pbn.surface) != location
+                || last_pbn.sector != last_slot
+            {
+                return Ok(false);
+            }
         }
         if end == self.capacity {
             return Ok(true);

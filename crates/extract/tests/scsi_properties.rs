@@ -70,3 +70,24 @@ fn generator_covers_defects_and_slips() {
     );
     assert!(slips >= 50, "only {slips} slips in 200 layouts");
 }
+
+// Regression test (found by this file's property on 2026-11-28, seed
+// 2660566218198482691; the others by a sweep of seeds the same day): the zone-aware
+// engine galloped over tracks its two end checks could not tell apart from the
+// truth: a track order learned from slipped cylinders that recurred, spare tracks
+// and one-sector tracks that shift by whole tracks, and zone changes whose tracks
+// add up to whole tracks of the old size. Proves these layouts now extract exactly
+// by every algorithm.
+#[test]
+fn galloping_is_not_fooled_by_whole_track_shifts() {
+    for seed in [
+        2660566218198482691,  // slipped cylinders four apart taught the order
+        14334380984987840408, // one-sector tracks, spares per cylinder range
+        12618958239573264074, // a zone change: 25 + 31 + 28 = 3 x 28 sectors
+        572691683875243251,   // a zone change inside a gallop, caught in the middle
+        12569534331202983692, // the same, with spares per cylinder range
+    ] {
+        let layout = common::random_zoned(seed).expect("this seed gives a layout");
+        check_exact(&layout, seed).unwrap();
+    }
+}
