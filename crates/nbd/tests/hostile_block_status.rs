@@ -41,25 +41,12 @@ impl Backend for Extents {
     }
     fn submit(&self, command: Command, reply: Reply) {
         let mut data = self.0.lock().unwrap();
-        match command {
-            Command::Read {
-                offset_bytes,
-                length_bytes,
-            } => {
-                let start = offset_bytes as usize;
-                reply.data(&data[start..start + length_bytes as usize])
+        match read_or_write(&mut data, command, reply) {
+            Some((Command::Trim { offset_bytes, .. }, reply)) if dropped_trim(offset_bytes) => {
+                drop(reply)
             }
-            Command::Write {
-                offset_bytes,
-                data: bytes,
-                ..
-            } => {
-                let start = offset_bytes as usize;
-                data[start..start + bytes.len()].copy_from_slice(&bytes);
-                reply.ok()
-            }
-            Command::Trim { offset_bytes, .. } if dropped_trim(offset_bytes) => drop(reply),
-            _ => reply.ok(),
+            Some((_, reply)) => reply.ok(),
+            None => {}
         }
     }
     fn block_status(&self, offset_bytes: u64, length_bytes: u32, reply: Reply) {

@@ -34,24 +34,8 @@ impl Backend for Pattern {
     }
     fn submit(&self, command: Command, reply: Reply) {
         let mut data = self.0.lock().unwrap();
-        match command {
-            Command::Read {
-                offset_bytes,
-                length_bytes,
-            } => {
-                let start = offset_bytes as usize;
-                reply.data(&data[start..start + length_bytes as usize])
-            }
-            Command::Write {
-                offset_bytes,
-                data: bytes,
-                ..
-            } => {
-                let start = offset_bytes as usize;
-                data[start..start + bytes.len()].copy_from_slice(&bytes);
-                reply.ok()
-            }
-            _ => reply.ok(),
+        if let Some((_, reply)) = read_or_write(&mut data, command, reply) {
+            reply.ok();
         }
     }
 }

@@ -4,6 +4,7 @@
 
 use proptest::prelude::*;
 use spinstack_nbd::wire::*;
+use spinstack_nbd::{Command, Reply};
 use std::io::{Cursor, Read, Write};
 use std::os::unix::net::UnixStream;
 
@@ -167,5 +168,31 @@ impl<'a> Replies<'a> {
     }
     pub fn u32(&mut self) -> Result<u32, TestCaseError> {
         Ok(u32::from_be_bytes(self.take(4)?.try_into().unwrap()))
+    }
+}
+
+/// Carries out a read or a write on `data` (an in-memory export) and answers it;
+/// hands any other command back, with its reply, for the caller to answer.
+pub fn read_or_write(data: &mut [u8], command: Command, reply: Reply) -> Option<(Command, Reply)> {
+    match command {
+        Command::Read {
+            offset_bytes,
+            length_bytes,
+        } => {
+            let start = offset_bytes as usize;
+            reply.data(&data[start..start + length_bytes as usize]);
+            None
+        }
+        Command::Write {
+            offset_bytes,
+            data: bytes,
+            ..
+        } => {
+            let start = offset_bytes as usize;
+            data[start..start + bytes.len()].copy_from_slice(&bytes);
+            reply.ok();
+            None
+        }
+        other => Some((other, reply)),
     }
 }
