@@ -5,7 +5,7 @@
 //! `framing`).
 
 use crate::framing::{self, Framed};
-use crate::wire;
+pub use crate::outcome::{CommandError, Extent};
 use std::borrow::Cow;
 use std::sync::Arc;
 
@@ -49,51 +49,6 @@ impl Command {
     }
 }
 
-/// Why a command failed; each maps to the protocol's error number.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum CommandError {
-    /// The storage failed (a member lost beyond what the level covers, an I/O error).
-    Io,
-    /// The request is malformed (bad flags, a range the command does not allow).
-    Invalid,
-    /// A write reaches past the end of the export.
-    NoSpace,
-    /// The export does not support the command (e.g. writes on a read-only export).
-    NotPermitted,
-    /// The storage cannot do this command.
-    NotSupported,
-    /// The server is shutting down.
-    Shutdown,
-}
-
-impl CommandError {
-    /// What a structured error chunk tells the user.
-    pub fn message(self) -> &'static str {
-        match self {
-            CommandError::Io => "the storage failed (I/O error)",
-            CommandError::Invalid => {
-                "invalid request: a command, flag, length or range this export does not take"
-            }
-            CommandError::NoSpace => "the range reaches past the end of the export",
-            CommandError::NotPermitted => "the export is read-only",
-            CommandError::NotSupported => "the storage cannot do this command",
-            CommandError::Shutdown => "the server is shutting down",
-        }
-    }
-
-    /// The protocol's error value.
-    pub fn errno(self) -> u32 {
-        match self {
-            CommandError::Io => wire::EIO,
-            CommandError::Invalid => wire::EINVAL,
-            CommandError::NoSpace => wire::ENOSPC,
-            CommandError::NotPermitted => wire::EPERM,
-            CommandError::NotSupported => wire::ENOTSUP,
-            CommandError::Shutdown => wire::ESHUTDOWN,
-        }
-    }
-}
-
 /// The storage behind an export. `submit` may answer at once or hand the [`Reply`] to
 /// another thread and answer later; either way it must answer exactly once (a `Reply`
 /// dropped unanswered answers `EIO`, so a client never waits forever).
@@ -113,34 +68,6 @@ pub trait Backend: Send + Sync + 'static {
     /// honest by keeping it; one that does track them may say more.
     fn block_status(&self, _offset_bytes: u64, length_bytes: u32, reply: Reply) {
         reply.extents(&[Extent::allocated(length_bytes)]);
-    }
-}
-
-/// One extent of a block status answer. Extents are consecutive: the first starts
-/// at the query's offset, each next one where the previous ended.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Extent {
-    pub length_bytes: u32,
-    /// Not allocated in the storage (`base:allocation`'s `HOLE`).
-    pub hole: bool,
-    /// Known to read as zeroes (`base:allocation`'s `ZERO`).
-    pub zero: bool,
-}
-
-impl Extent {
-    /// Allocated, contents not known to be zero: the answer that is always true.
-    pub fn allocated(length_bytes: u32) -> Extent {
-        Extent {
-            length_bytes,
-            hole: false,
-            zero: false,
-        }
-    }
-    /// The `base:allocation` status flags.
-    pub fn flags(&self) -> u32 {
-        let hole = if self.hole { wire::STATE_HOLE } else { 0 };
-        let zero = if self.zero { wire::STATE_ZERO } else { 0 };
-        hole | zero
     }
 }
 

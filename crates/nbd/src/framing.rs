@@ -22,7 +22,7 @@
 //! wrong once a chunk starts (the data is in memory), so `DONE` on the data chunk is
 //! allowed.
 
-use crate::backend::{CommandError, Extent};
+use crate::outcome::{CommandError, Extent};
 use crate::wire::*;
 use std::borrow::Cow;
 

@@ -48,6 +48,7 @@ pub mod backend;
 mod framing;
 pub mod meta_context;
 pub mod negotiate;
+mod outcome;
 mod replies;
 pub mod server;
 mod stream;

@@ -15,13 +15,25 @@
 //! request fails, never with wrong data, and the member is not failed for it, since
 //! failing it would fail the array while only those sectors are lost.
 
-use super::read::Attempt;
 use super::sized;
 use crate::bytes::common::{bytes, is_io_error, is_member_failure};
 use crate::bytes::common::{MemberStores, SECTOR};
 use crate::map::{MemberExtent, MemberIndex, ParityLayout, Role};
 use spinstack_sim::units::Sectors;
 use spinstack_store::{xor_into, BlockStore, StoreError};
+
+/// Why one attempt at a read stopped.
+pub(super) enum Attempt {
+    /// This member failed (and the array survived): plan again.
+    MemberFailed(MemberIndex),
+    Error(StoreError),
+}
+
+impl From<StoreError> for Attempt {
+    fn from(error: StoreError) -> Attempt {
+        Attempt::Error(error)
+    }
+}
 
 /// Buffers of a correction, each at most one unit: the rebuilt extent, and one source
 /// (then the read-back).

@@ -21,8 +21,7 @@
 //! XOR of the other units). The volume does not record its progress; a caller that
 //! persists the cursor resumes it with [`Raid5Volume::assemble_resuming`].
 
-use super::correct::MemberReader;
-use super::read::Attempt;
+use super::correct::{Attempt, MemberReader};
 use super::{sized, survives, Raid5Volume, FAILED};
 use crate::bytes::common::{
     bytes, is_io_error, is_member_failure, Intent, RecoveryReport, ResumeRebuild,

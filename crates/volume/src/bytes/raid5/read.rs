@@ -9,7 +9,7 @@
 //! read error is corrected from the other members where they can supply it (see
 //! [`super::correct`]); where they cannot, the read fails with that error.
 
-use super::correct::MemberReader;
+use super::correct::{Attempt, MemberReader};
 use super::{sized, Raid5Volume, FAILED};
 use crate::bytes::common::{bytes, check_request};
 use crate::bytes::health::ArrayState;
@@ -17,19 +17,6 @@ use crate::map::plan::{plan_read_into, ReadOptions, ReadPlan, ReadPurpose, ReadU
 use crate::map::{MemberIndex, ParityLayout};
 use spinstack_sim::units::{Lbn, Sectors};
 use spinstack_store::{xor_into, BlockStore, StoreError};
-
-/// Why one attempt at a read stopped.
-pub(super) enum Attempt {
-    /// This member failed (and the array survived): plan again.
-    MemberFailed(MemberIndex),
-    Error(StoreError),
-}
-
-impl From<StoreError> for Attempt {
-    fn from(error: StoreError) -> Attempt {
-        Attempt::Error(error)
-    }
-}
 
 /// One part of a request with a single failed member (or none).
 #[derive(Clone, Copy, Debug)]

@@ -1,8 +1,8 @@
 //! The RAID-5 write and trim paths: write plans executed over bytes, one stripe at a
 //! time (see the parent module for the failure semantics).
 
+use super::correct::Attempt;
 use super::correct::MemberReader;
-use super::read::Attempt;
 use super::{sized, Raid5Volume, Scratch, FAILED};
 use crate::bytes::common::{bytes, check_request};
 use crate::map::plan::{
