@@ -80,6 +80,13 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         args.regions != Some(0),
         "--regions must be at least 1 (the timing method's extraction cursors)"
     );
+    // Said, not ignored: only extraction by read timings has cursors to spread.
+    let times_reads = args.device.is_some() || (args.disk.is_some() && method == Method::Timing);
+    anyhow::ensure!(
+        args.regions.is_none() || (args.map.is_none() && times_reads),
+        "--regions applies to extraction by read timings (--method timing, or --device); \
+         the SCSI methods translate addresses and --map only exports, so nothing would use it"
+    );
     // Checked before an extraction that may take minutes, not after it.
     if let Some(block_bytes) = args.bad_blocks {
         anyhow::ensure!(
@@ -280,6 +287,19 @@ mod tests {
             (
                 &["extract", "--disk", "atlas10k", "--bad-blocks", "3000"][..],
                 "--bad-blocks 3000",
+            ),
+            // Was silently ignored (noticed 2026-11-28 with inputs finding 25).
+            (
+                &[
+                    "extract",
+                    "--disk",
+                    "atlas10k",
+                    "--method",
+                    "scsi",
+                    "--regions",
+                    "4",
+                ][..],
+                "--regions applies to extraction by read timings",
             ),
             (
                 &["extract", "--disk", "atlas10k", "--bad-blocks", "0"][..],

@@ -26,7 +26,8 @@
 //!
 //! Sizes are strings with a unit (`B`, `KiB`, `MiB`, `GiB`, `KB`, `MB`, `GB`) or a
 //! number of bytes; they must be whole sectors. Members are catalog names or paths
-//! to drive files (`.parv`, `.toml`). Keys other than these are errors.
+//! to drive files (`.parv`, `.toml`); a relative path is taken from the volume file's
+//! directory ([`read`]). Keys other than these are errors.
 
 use crate::timed::{HostCost, PlugPolicy, ReadBalance, WritePolicy};
 use serde::Deserialize;
@@ -199,7 +200,9 @@ struct RawHost {
 /// Largest volume file read: 1 MiB (a volume of 64 members is a few kilobytes).
 pub const VOLUME_FILE_BYTES_MAX: u64 = 1 << 20;
 
-/// Reads the file at `path`.
+/// Reads the file at `path`. A member that is a relative path to a drive file is
+/// taken from the volume file's directory, as a file that names its neighbours
+/// means them wherever it is read from.
 pub fn read(path: &Path) -> Result<VolumeSpec, ConfigError> {
     let file = path.display().to_string();
     let text = spinstack_sim::input_file::read_bounded_text(path, VOLUME_FILE_BYTES_MAX).map_err(
@@ -209,7 +212,28 @@ pub fn read(path: &Path) -> Result<VolumeSpec, ConfigError> {
             problem,
         },
     )?;
-    parse(&text, &file)
+    let mut spec = parse(&text, &file)?;
+    let directory = path.parent().unwrap_or(Path::new(""));
+    for member in &mut spec.members {
+        *member = beside(directory, member);
+    }
+    Ok(spec)
+}
+
+/// `member` as read from a volume file in `directory`: a relative path to a drive
+/// file (`.parv`, `.toml`) joined to the directory; catalog names and absolute paths
+/// as they are.
+fn beside(directory: &Path, member: &str) -> String {
+    let path = Path::new(member);
+    let drive_file = matches!(
+        path.extension().and_then(|extension| extension.to_str()),
+        Some("parv" | "toml")
+    );
+    if drive_file && path.is_relative() {
+        directory.join(path).display().to_string()
+    } else {
+        member.to_string()
+    }
 }
 
 /// Parses volume-file `text`; `file` names it in errors.

@@ -124,3 +124,29 @@ fn an_unreadable_file_is_named_without_a_line() {
     assert_eq!(read(&path).unwrap(), plain);
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+// Proves a relative drive-file member is read from the volume file's directory,
+// wherever the program runs (inputs finding 23: it was taken from the current
+// directory, which the docs did not say), while catalog names and absolute paths
+// stay as written.
+#[test]
+fn relative_drive_files_are_beside_the_volume_file() {
+    let dir = std::env::temp_dir().join(format!("spinstack-volume-paths-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("v.toml");
+    std::fs::write(
+        &path,
+        "level = \"raid1\"\nmembers = [\"drives/a.toml\", \"atlas10k\", \"/abs/b.parv\"]\n",
+    )
+    .unwrap();
+    let spec = read(&path).unwrap();
+    assert_eq!(
+        spec.members,
+        [
+            dir.join("drives/a.toml").display().to_string(),
+            "atlas10k".to_string(),
+            "/abs/b.parv".to_string(),
+        ]
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
