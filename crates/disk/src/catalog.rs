@@ -104,10 +104,30 @@ pub fn source_text(name: &str) -> Option<&'static str> {
 /// catalog's names.
 pub fn resolve(name_or_path: &str) -> Result<DriveSpec, CatalogError> {
     let path = Path::new(name_or_path);
-    match path.extension().and_then(|extension| extension.to_str()) {
-        Some("parv") => Ok(import::load_parv(path)?),
-        Some("toml") => load_toml(path),
-        _ => get(name_or_path),
+    match drive_file_kind(name_or_path) {
+        Some(DriveFile::Parv) => Ok(import::load_parv(path)?),
+        Some(DriveFile::Toml) => load_toml(path),
+        None => get(name_or_path),
+    }
+}
+
+/// The two kinds of drive file [`resolve`] reads.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DriveFile {
+    /// A DiskSim parameter file.
+    Parv,
+    /// A spinstack drive TOML.
+    Toml,
+}
+
+/// Which drive file `name_or_path` names, by its extension; `None` for a catalog
+/// name. [`resolve`] and whatever resolves paths relative to another file decide by
+/// this one rule.
+pub fn drive_file_kind(name_or_path: &str) -> Option<DriveFile> {
+    match Path::new(name_or_path).extension()?.to_str()? {
+        "parv" => Some(DriveFile::Parv),
+        "toml" => Some(DriveFile::Toml),
+        _ => None,
     }
 }
 

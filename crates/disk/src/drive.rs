@@ -466,9 +466,7 @@ impl Drive {
                 .insert(at, Completion::new(request, done, Status::DeviceFailed));
         }
     }
-}
 
-impl Drive {
     /// A new drive of the same model takes this failed one's place: it serves
     /// requests again, its buffer empty and no read-ahead or write-back planned.
     /// Requests failed before the swap still complete as failed. The power books go

@@ -227,8 +227,6 @@ fn immediate_reads_as_disksim_runs_them(firmware: &mut FirmwareSpec, provenance:
     }
 }
 
-/// `file` relative to the directory of the top `.parv`, so provenance does not
-/// carry machine-specific paths.
 /// A name defined twice with different contents is refused, naming both
 /// places: DiskSim keeps the first definition, so the second one's values would
 /// be dropped without a word (two versions of a .diskspecs file `source`d, say).
@@ -251,6 +249,8 @@ fn refuse_conflicting_definitions(file: &spinstack_param::ParamFile) -> Result<(
     }
 }
 
+/// `file` relative to the directory of the top `.parv`, so provenance does not
+/// carry machine-specific paths.
 fn relative_name(top: &Path, file: &Path) -> String {
     let dir = top.parent().unwrap_or(Path::new(""));
     file.strip_prefix(dir).unwrap_or(file).display().to_string()

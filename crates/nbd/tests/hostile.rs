@@ -10,7 +10,7 @@ use proptest::prelude::*;
 use spinstack_nbd::negotiate::{negotiate, ExportInfo};
 use spinstack_nbd::transmission::{transmit, Limits};
 use spinstack_nbd::wire::*;
-use spinstack_nbd::{start, Address, Backend, Command, Negotiated, ServerConfig};
+use spinstack_nbd::{Backend, Command, Negotiated, ServerConfig};
 use std::io::{Cursor, Write};
 use std::os::unix::net::UnixStream;
 use std::sync::{Arc, Mutex};
@@ -36,25 +36,19 @@ impl Backend for LoggingMemory {
         if data.is_empty() {
             data.resize(SIZE_BYTES as usize, 0);
         }
-        match command {
-            Command::Read {
-                offset_bytes,
-                length_bytes,
-            } => {
-                let start = offset_bytes as usize;
-                reply.data(&data[start..start + length_bytes as usize])
-            }
-            Command::Write {
-                offset_bytes,
-                data: bytes,
-                ..
-            } => {
-                let start = offset_bytes as usize;
-                data[start..start + bytes.len()].copy_from_slice(&bytes);
-                self.writes.lock().unwrap().push((offset_bytes, bytes));
-                reply.ok()
-            }
-            _ => reply.ok(),
+        if let Command::Write {
+            offset_bytes,
+            data: bytes,
+            ..
+        } = &command
+        {
+            self.writes
+                .lock()
+                .unwrap()
+                .push((*offset_bytes, bytes.clone()));
+        }
+        if let Some((_, reply)) = read_or_write(&mut data, command, reply) {
+            reply.ok();
         }
     }
 }
@@ -209,17 +203,13 @@ fn server_with(
     std::path::PathBuf,
     Arc<LoggingMemory>,
 ) {
-    let dir = std::env::temp_dir().join(format!("spinstack-nbd-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    let path = dir.join("s.sock");
     let backend = Arc::new(LoggingMemory::default());
     let config = ServerConfig {
         limits: limits(),
         read_only,
         ..ServerConfig::default()
     };
-    let handle = start(&Address::Unix(path.clone()), backend.clone(), config).unwrap();
+    let (handle, path) = serve_unix(name, backend.clone(), config);
     (handle, path, backend)
 }
 

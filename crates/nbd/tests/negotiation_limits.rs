@@ -4,7 +4,7 @@
 mod common;
 use common::*;
 use spinstack_nbd::wire::*;
-use spinstack_nbd::{start, Address, Backend, Command, Reply, ServerConfig};
+use spinstack_nbd::{Backend, Command, Reply, ServerConfig};
 use std::io::{Read, Write};
 use std::os::unix::net::UnixStream;
 use std::sync::Arc;
@@ -28,14 +28,7 @@ impl Backend for Zeros {
 }
 
 fn serve(name: &str, config: ServerConfig) -> (spinstack_nbd::ServerHandle, std::path::PathBuf) {
-    let dir = std::env::temp_dir().join(format!("spinstack-nbd-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    let path = dir.join("s.sock");
-    (
-        start(&Address::Unix(path.clone()), Arc::new(Zeros), config).unwrap(),
-        path,
-    )
+    serve_unix(name, Arc::new(Zeros), config)
 }
 
 fn option_header(option: u32, length_bytes: u32) -> Vec<u8> {

@@ -7,7 +7,7 @@ mod common;
 use common::*;
 use spinstack_nbd::transmission::Limits;
 use spinstack_nbd::wire::*;
-use spinstack_nbd::{start, Address, Backend, Command, Reply, ServerConfig};
+use spinstack_nbd::{Backend, Command, Reply, ServerConfig};
 use std::io::Write;
 use std::sync::mpsc;
 use std::sync::{Arc, Mutex};
@@ -21,18 +21,11 @@ fn serve(
     backend: Arc<dyn Backend>,
     limits: Limits,
 ) -> (spinstack_nbd::ServerHandle, std::path::PathBuf) {
-    let dir = std::env::temp_dir().join(format!("spinstack-nbd-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    let path = dir.join("s.sock");
     let config = ServerConfig {
         limits,
         ..ServerConfig::default()
     };
-    (
-        start(&Address::Unix(path.clone()), backend, config).unwrap(),
-        path,
-    )
+    serve_unix(name, backend, config)
 }
 
 /// Answers every connection's requests from one thread of its own, in arrival order:

@@ -6,7 +6,7 @@ mod common;
 use common::*;
 use spinstack_nbd::meta_context::encode_meta_context_request;
 use spinstack_nbd::wire::*;
-use spinstack_nbd::{start, Address, Backend, Command, Extent, Reply, ServerConfig};
+use spinstack_nbd::{Backend, Command, Extent, Reply, ServerConfig};
 use std::io::Write;
 use std::os::unix::net::UnixStream;
 use std::sync::{Arc, Mutex};
@@ -69,18 +69,11 @@ fn serve(
     backend: Arc<dyn Backend>,
     read_only: bool,
 ) -> (spinstack_nbd::ServerHandle, std::path::PathBuf) {
-    let dir = std::env::temp_dir().join(format!("spinstack-nbd-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    let path = dir.join("s.sock");
     let config = ServerConfig {
         read_only,
         ..ServerConfig::default()
     };
-    (
-        start(&Address::Unix(path.clone()), backend, config).unwrap(),
-        path,
-    )
+    serve_unix(name, backend, config)
 }
 
 /// A chunk header as the protocol lays it out.

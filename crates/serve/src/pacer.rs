@@ -109,13 +109,19 @@ impl Pacer {
 
     /// Hands a request to the model; its `release` runs when the model completes it.
     pub fn submit(&self, paced: Paced) {
-        if let Some(sender) = &self.sender {
-            if let Err(mpsc::SendError(Message::Request(paced))) =
-                sender.send(Message::Request(paced))
-            {
-                // The pacer thread is gone: answer unpaced rather than never.
-                (paced.release)();
-            }
+        self.send_paced(paced, Message::Request);
+    }
+
+    /// Sends `paced` to the pacer thread as `message`; if that thread is gone, runs
+    /// its `release` now: answered unpaced rather than never.
+    fn send_paced(&self, paced: Paced, message: fn(Paced) -> Message) {
+        let Some(sender) = &self.sender else {
+            return (paced.release)();
+        };
+        if let Err(mpsc::SendError(Message::Request(paced) | Message::RebuildRead(paced))) =
+            sender.send(message(paced))
+        {
+            (paced.release)();
         }
     }
 
@@ -145,16 +151,7 @@ impl Pacer {
                     let _ = done.send(());
                 }),
             };
-            match &self.sender {
-                Some(sender) => {
-                    if let Err(mpsc::SendError(Message::RebuildRead(paced))) =
-                        sender.send(Message::RebuildRead(paced))
-                    {
-                        (paced.release)();
-                    }
-                }
-                None => (paced.release)(),
-            }
+            self.send_paced(paced, Message::RebuildRead);
         }
         drop(done);
         // Each release sends once; a pacer that ends drops the rest, which ends this.

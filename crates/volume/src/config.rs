@@ -225,10 +225,7 @@ pub fn read(path: &Path) -> Result<VolumeSpec, ConfigError> {
 /// as they are.
 fn beside(directory: &Path, member: &str) -> String {
     let path = Path::new(member);
-    let drive_file = matches!(
-        path.extension().and_then(|extension| extension.to_str()),
-        Some("parv" | "toml")
-    );
+    let drive_file = spinstack_disk::catalog::drive_file_kind(member).is_some();
     if drive_file && path.is_relative() {
         directory.join(path).display().to_string()
     } else {

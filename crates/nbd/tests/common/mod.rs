@@ -4,9 +4,11 @@
 
 use proptest::prelude::*;
 use spinstack_nbd::wire::*;
-use spinstack_nbd::{Command, Reply};
+use spinstack_nbd::{start, Address, Backend, Command, Reply, ServerConfig, ServerHandle};
 use std::io::{Cursor, Read, Write};
 use std::os::unix::net::UnixStream;
+use std::path::PathBuf;
+use std::sync::Arc;
 
 pub fn request(
     command: u16,
@@ -31,14 +33,24 @@ pub fn read_n(stream: &mut UnixStream, n: usize) -> Vec<u8> {
     buf
 }
 
+/// Starts a server for `backend` on a fresh Unix socket in a directory named after
+/// `name`; returns the server and the socket's path.
+pub fn serve_unix(
+    name: &str,
+    backend: Arc<dyn Backend>,
+    config: ServerConfig,
+) -> (ServerHandle, PathBuf) {
+    let dir = std::env::temp_dir().join(format!("spinstack-nbd-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("s.sock");
+    let handle = start(&Address::Unix(path.clone()), backend, config).unwrap();
+    (handle, path)
+}
+
 /// Connects and negotiates with `GO` on the default export.
 pub fn connect_go(path: &std::path::Path) -> UnixStream {
-    let mut stream = UnixStream::connect(path).unwrap();
-    let greeting = read_n(&mut stream, 18);
-    assert_eq!(&greeting[0..8], &INIT_MAGIC.to_be_bytes());
-    stream
-        .write_all(&(CLIENT_FIXED_NEWSTYLE | CLIENT_NO_ZEROES).to_be_bytes())
-        .unwrap();
+    let mut stream = greeted(path);
     send_option(&mut stream, OPT_GO, &[0, 0, 0, 0, 0, 0]);
     loop {
         let (reply_type, _) = option_reply(&mut stream);

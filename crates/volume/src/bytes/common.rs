@@ -16,6 +16,15 @@ pub(crate) fn bytes(sectors: u64) -> usize {
     (sectors * SECTOR_BYTES) as usize
 }
 
+/// Appends the volume range at `lbn` of `sectors` to `ranges`, joined to the last one
+/// when it starts where that one ends (the rebuild ranges a timing model is given).
+pub(crate) fn push_joined(ranges: &mut Vec<(Lbn, Sectors)>, lbn: Lbn, sectors: Sectors) {
+    match ranges.last_mut() {
+        Some((last, length)) if last.0 + length.0 == lbn.0 => length.0 += sectors.0,
+        _ => ranges.push((lbn, sectors)),
+    }
+}
+
 /// Whether a member operation failed because the member is gone (`StoreError::Failed`),
 /// as opposed to an I/O error ([`is_io_error`]) or an error that is not the member's
 /// (bad arguments, a power cut), which the array passes up unchanged.

@@ -21,8 +21,8 @@
 //! Maintenance (scrub, write-intent resync, assembly) is in `mirror_maintenance`.
 
 use super::common::{
-    bytes, check_members, check_request, common_capacity, is_io_error, is_member_failure, Intent,
-    MemberStores,
+    bytes, check_members, check_request, common_capacity, is_io_error, is_member_failure,
+    push_joined, Intent, MemberStores,
 };
 use super::copy_layout::CopyLayout;
 use super::error::{array_failed, VolumeError};
@@ -233,13 +233,8 @@ impl<S: BlockStore, M: CopyLayout> MirrorVolume<S, M> {
             if start >= used {
                 break;
             }
-            let sectors = unit.min(used - start);
-            let Some(lbn) = self.map.volume_lbn(member, Lbn(start)) else {
-                continue;
-            };
-            match ranges.last_mut() {
-                Some((last, length)) if last.0 + length.0 == lbn.0 => length.0 += sectors,
-                _ => ranges.push((lbn, Sectors(sectors))),
+            if let Some(lbn) = self.map.volume_lbn(member, Lbn(start)) {
+                push_joined(&mut ranges, lbn, Sectors(unit.min(used - start)));
             }
         }
         ranges

@@ -24,7 +24,7 @@
 use super::correct::{Attempt, MemberReader};
 use super::{sized, survives, Raid5Volume, FAILED};
 use crate::bytes::common::{
-    bytes, is_io_error, is_member_failure, Intent, RecoveryReport, ResumeRebuild,
+    bytes, is_io_error, is_member_failure, push_joined, Intent, RecoveryReport, ResumeRebuild,
 };
 use crate::bytes::error::VolumeError;
 use crate::bytes::health::{ArrayState, Liveness};
@@ -43,14 +43,8 @@ impl<S: BlockStore, L: ParityLayout> Raid5Volume<S, L> {
         let end = stripes.end.min(self.layout.stripes());
         let mut ranges: Vec<(Lbn, Sectors)> = Vec::new();
         for stripe in stripes.start..end {
-            let (lbn, sectors) = (
-                self.layout.stripe_start(stripe),
-                self.layout.stripe_data_sectors(stripe),
-            );
-            match ranges.last_mut() {
-                Some((last, length)) if last.0 + length.0 == lbn.0 => length.0 += sectors.0,
-                _ => ranges.push((lbn, sectors)),
-            }
+            let start = self.layout.stripe_start(stripe);
+            push_joined(&mut ranges, start, self.layout.stripe_data_sectors(stripe));
         }
         ranges
     }
