@@ -90,7 +90,7 @@ fn testbed_spec(setup: &Setup) -> Result<(DriveSpec, bool), LabError> {
     let mut spec = drives::with_host_link(
         &drives::as_published(setup.catalog)?,
         setup.host_link_megabytes_per_second,
-    );
+    )?;
     if setup.whole_track_before_bus {
         spec.firmware.bus.zero_latency_track_whole_before_bus = true;
     }
