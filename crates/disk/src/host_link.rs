@@ -17,10 +17,12 @@ use spinstack_sim::units::SECTOR_BYTES;
 
 /// Slowest link accepted: 0.1 MB/s (5 ms per sector; SCSI-1 ran at 5 MB/s).
 pub const LINK_MB_PER_S_MIN: f64 = 0.1;
-/// Fastest link accepted: 100,000 MB/s (5.12 ns per sector, past any SCSI, SAS or
-/// Fibre Channel link; a time per sector below the nanosecond the model keeps would be
-/// rounded away).
+/// Fastest link accepted: 100,000 MB/s (5.12 ns per sector), past any SCSI, SAS or
+/// Fibre Channel link; a zero-time link is a drive file's business, not a rate.
 pub const LINK_MB_PER_S_MAX: f64 = 100_000.0;
+
+/// Bytes per sector, for rates.
+pub(crate) const SECTOR_BYTES_F64: f64 = SECTOR_BYTES as f64;
 
 /// The unit a link suffix ends with.
 const UNIT: &str = "MB/s";
@@ -52,7 +54,7 @@ impl HostLink {
 
     /// Milliseconds one 512-byte sector takes on the link.
     pub fn sector_transfer_ms(self) -> f64 {
-        SECTOR_BYTES as f64 / (self.megabytes_per_second * 1e6) * 1e3
+        SECTOR_BYTES_F64 / (self.megabytes_per_second * 1e6) * 1e3
     }
 
     /// `spec` attached through this link: its host-link time per sector replaced for
