@@ -27,6 +27,8 @@ struct DriveRow {
     sectors_per_track_min: u32,
     sectors_per_track_max: u32,
     zero_latency: bool,
+    /// The host link the model times, MB/s (10^6 bytes per second) for reads.
+    host_link_mb_per_s: f64,
     layout: &'static str,
 }
 
@@ -89,7 +91,8 @@ fn row_of(spec: &DriveSpec) -> anyhow::Result<DriveRow> {
         zones,
         sectors_per_track_min: track_sizes.iter().copied().min().unwrap_or(0),
         sectors_per_track_max: track_sizes.iter().copied().max().unwrap_or(0),
-        zero_latency: spec.firmware.immediate_buffer_read,
+        zero_latency: spec.firmware.zero_latency_reads(),
+        host_link_mb_per_s: spec.firmware.host_link_mb_per_s(),
         layout: match spec.layout {
             LayoutSpec::Zoned(_) => "zoned",
             LayoutSpec::Serpentine(_) => "serpentine",
@@ -109,8 +112,8 @@ fn table(rows: &[DriveRow]) -> String {
     // Writing into a String cannot fail.
     let _ = writeln!(
         out,
-        "{:<name_width$}  {:>8}  {:>11}  {:>5}  {:>5}  {:>10}  {:>4}  {:<10}  description",
-        "name", "GB", "sectors", "RPM", "zones", "spt", "ZL", "layout"
+        "{:<name_width$}  {:>8}  {:>11}  {:>5}  {:>5}  {:>10}  {:>4}  {:>6}  {:<10}  description",
+        "name", "GB", "sectors", "RPM", "zones", "spt", "ZL", "link", "layout"
     );
     for row in rows {
         let spt = format!(
@@ -119,7 +122,7 @@ fn table(rows: &[DriveRow]) -> String {
         );
         let _ = writeln!(
             out,
-            "{:<name_width$}  {:>8.2}  {:>11}  {:>5}  {:>5}  {:>10}  {:>4}  {:<10}  {}",
+            "{:<name_width$}  {:>8.2}  {:>11}  {:>5}  {:>5}  {:>10}  {:>4}  {:>6.1}  {:<10}  {}",
             row.name,
             row.capacity_gb,
             row.capacity_sectors,
@@ -127,12 +130,19 @@ fn table(rows: &[DriveRow]) -> String {
             row.zones,
             spt,
             if row.zero_latency { "yes" } else { "no" },
+            row.host_link_mb_per_s,
             row.layout,
             row.description
         );
     }
     out.push_str("(GB = 10^9 bytes; spt = sectors per track, smallest..largest; ");
-    out.push_str("ZL = zero-latency access)\n");
+    out.push_str("ZL = zero-latency reads in the model;\n");
+    out.push_str(
+        " link = the host link the model times, MB/s: the one the drive's parameters were\n",
+    );
+    out.push_str(
+        " extracted on or its data sheet's; NAME@80MB/s attaches the drive through another)\n",
+    );
     out
 }
 
@@ -165,6 +175,7 @@ mod tests {
                 "sectors_per_track_min",
                 "sectors_per_track_max",
                 "zero_latency",
+                "host_link_mb_per_s",
                 "layout",
             ] {
                 assert!(json.get(field).is_some(), "{}: no `{field}`", row.name);

@@ -17,7 +17,8 @@ use std::path::{Path, PathBuf};
 /// Arguments of `spinstack extract`.
 #[derive(clap::Args)]
 pub struct Args {
-    /// Catalog drive name (or a .parv / .toml path) to extract in simulation.
+    /// Catalog drive name (or a .parv / .toml path, either optionally with its host
+    /// link, atlas10k@80MB/s) to extract in simulation.
     #[arg(long, conflicts_with_all = ["device", "map"])]
     disk: Option<String>,
     /// A real block device or file to probe, read-only (never written).

@@ -27,7 +27,8 @@ use std::time::Instant;
 /// Arguments of `spinstack simulate`.
 #[derive(clap::Args, Debug)]
 pub struct Args {
-    /// Catalog name (see `spinstack disks`) or path to a .parv / .toml drive file.
+    /// Catalog name (see `spinstack disks`) or path to a .parv / .toml drive file;
+    /// either may end with the host link it is attached through, e.g. atlas10k@80MB/s.
     #[arg(long, required_unless_present = "volume", conflicts_with = "volume")]
     disk: Option<String>,
     /// A volume file (TOML: level, chunk, members, an optional buffer table); see the README.

@@ -34,7 +34,8 @@ enum VolumeCommand {
         /// Chunk of raid0 / raid10 / raid5 (default 64KiB).
         #[arg(long)]
         chunk: Option<String>,
-        /// Catalog drive: once for every member, or once per member.
+        /// Catalog drive (or .parv / .toml path), optionally with its host link
+        /// (atlas10k@80MB/s): once for every member, or once per member.
         #[arg(long = "disk")]
         disks: Vec<String>,
         /// DMA-aligned buffer over the volume: BLOCK*BLOCKS, e.g. 128KiB*64.

@@ -8,6 +8,7 @@
 //! hand from the figures the papers publish (the rest).
 
 use crate::drive::{Drive, DriveOptions};
+use crate::host_link;
 use crate::import::{self, ImportError};
 use crate::layout::Layout;
 use crate::spec::{DriveSpec, LayoutSpec};
@@ -52,7 +53,7 @@ const ENTRIES: &[Entry] = &[
 /// Why a drive could not be found or loaded.
 #[derive(Debug, thiserror::Error)]
 pub enum CatalogError {
-    #[error("unknown drive `{name}`; the catalog has: {}; or give a path to a .parv or .toml file", available.join(", "))]
+    #[error("unknown drive `{name}`; the catalog has: {}; or give a path to a .parv or .toml file (either may end with its host link, as in atlas10k@80MB/s)", available.join(", "))]
     UnknownName {
         name: String,
         available: Vec<&'static str>,
@@ -64,6 +65,9 @@ pub enum CatalogError {
     Io { path: String, message: String },
     #[error(transparent)]
     Import(#[from] ImportError),
+    /// A host-link suffix (`@80MB/s`) that does not give a valid rate.
+    #[error("{message}")]
+    Link { message: String },
 }
 
 /// Names of every catalog drive, in catalog order.
@@ -101,14 +105,23 @@ pub fn source_text(name: &str) -> Option<&'static str> {
 
 /// Find a drive by catalog name, or load it from a `.parv` (DiskSim) or `.toml`
 /// (spinstack) path. Anything else that is not a catalog name is an error listing the
-/// catalog's names.
+/// catalog's names. A reference may end with the host link the drive is attached
+/// through, `atlas10k@80MB/s` ([`crate::host_link`]): the drive's host-link time per
+/// sector is then that link's, and its name carries the suffix.
 pub fn resolve(name_or_path: &str) -> Result<DriveSpec, CatalogError> {
-    let path = Path::new(name_or_path);
-    match drive_file_kind(name_or_path) {
-        Some(DriveFile::Parv) => Ok(import::load_parv(path)?),
-        Some(DriveFile::Toml) => load_toml(path),
-        None => get(name_or_path),
+    let (drive, link) = host_link::split_reference(name_or_path)
+        .map_err(|message| CatalogError::Link { message })?;
+    let path = Path::new(drive);
+    let mut spec = match drive_file_kind(drive) {
+        Some(DriveFile::Parv) => import::load_parv(path)?,
+        Some(DriveFile::Toml) => load_toml(path)?,
+        None => get(drive)?,
+    };
+    if let Some(link) = link {
+        link.attach(&mut spec);
+        spec.name = host_link::linked_name(&spec.name, link);
     }
+    Ok(spec)
 }
 
 /// The two kinds of drive file [`resolve`] reads.
@@ -120,11 +133,12 @@ pub enum DriveFile {
     Toml,
 }
 
-/// Which drive file `name_or_path` names, by its extension; `None` for a catalog
-/// name. [`resolve`] and whatever resolves paths relative to another file decide by
-/// this one rule.
+/// Which drive file `name_or_path` names, by its extension (a host-link suffix,
+/// `@80MB/s`, set aside); `None` for a catalog name. [`resolve`] and whatever resolves
+/// paths relative to another file decide by this one rule.
 pub fn drive_file_kind(name_or_path: &str) -> Option<DriveFile> {
-    match Path::new(name_or_path).extension()?.to_str()? {
+    let drive = host_link::split_reference(name_or_path).map_or(name_or_path, |(drive, _)| drive);
+    match Path::new(drive).extension()?.to_str()? {
         "parv" => Some(DriveFile::Parv),
         "toml" => Some(DriveFile::Toml),
         _ => None,

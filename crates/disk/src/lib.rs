@@ -10,7 +10,8 @@
 //! with its own power and transition time and energy, spin-up as its own part of a
 //! request's time, and energy accounting per state (`drive::power`). It also
 //! imports DiskSim parameter files and carries a built-in catalog of drives in its
-//! own TOML format, and gives each layout's true track map
+//! own TOML format, names a drive with the host link it is attached through
+//! (`atlas10k@80MB/s`, [`host_link`]), and gives each layout's true track map
 //! (`Layout::track_map`).
 //!
 //! **Invariants.** Mapping is pure and separate from timing: [`layout::Layout`]
@@ -30,5 +31,6 @@ pub mod spec_check;
 pub use spec::DriveSpec;
 pub mod catalog;
 pub mod drive;
+pub mod host_link;
 pub mod import;
 pub mod validate;

@@ -271,6 +271,23 @@ pub struct FirmwareSpec {
     pub immediate_buffer_write: bool,
 }
 
+impl FirmwareSpec {
+    /// Whether the model reads with zero latency (from wherever the head lands): the
+    /// drive's own flag, or DiskSim's "read any free blocks" with the cache on, which
+    /// buffers a request's sectors in whatever order they pass the head (the DIXtrac
+    /// Ultrastar 18ES has it, though the traxtents paper says the drive lacks
+    /// zero-latency access). The same rule the firmware applies.
+    pub fn zero_latency_reads(&self) -> bool {
+        self.immediate_buffer_read || (self.cache.read_any_free_blocks && self.cache.enabled)
+    }
+
+    /// The host link's rate in MB/s (10^6 bytes per second) for reads, from its time
+    /// per sector; infinite for a zero time (the papers' "infinitely fast bus").
+    pub fn host_link_mb_per_s(&self) -> f64 {
+        crate::host_link::SECTOR_BYTES_F64 / (self.bus_sector_transfer_ms * 1e-3) / 1e6
+    }
+}
+
 fn one_f64() -> f64 {
     1.0
 }

@@ -509,3 +509,22 @@ fn an_absurd_rotation_speed_is_refused_at_its_line() {
         catalog::parse_toml("edited", &edited).unwrap_or_else(|error| panic!("{rpm}: {error}"));
     }
 }
+
+// Proves `spinstack disks`' ZL and link columns say what the model does: zero-latency
+// reads from the drive's own flag or from DiskSim's "read any free blocks" with the
+// cache on (the DIXtrac Ultrastar 18ES), none without either, and the link rate back
+// from its time per sector.
+#[test]
+fn zero_latency_and_link_are_what_the_model_uses() {
+    let spec = |name: &str| catalog::get(name).expect("in catalog");
+    assert!(spec("atlas10k2").firmware.immediate_buffer_read);
+    assert!(spec("atlas10k2").firmware.zero_latency_reads());
+    let mut ultrastar = spec("ibm18es");
+    assert!(!ultrastar.firmware.immediate_buffer_read);
+    assert!(ultrastar.firmware.zero_latency_reads());
+    ultrastar.firmware.cache.enabled = false;
+    assert!(!ultrastar.firmware.zero_latency_reads());
+    assert!(!spec("cheetahx15").firmware.zero_latency_reads());
+    assert!((spec("atlas10k2").firmware.host_link_mb_per_s() - 160.0).abs() < 1e-9);
+    assert!((spec("cheetahx15").firmware.host_link_mb_per_s() - 100.0).abs() < 1e-6);
+}

@@ -31,11 +31,9 @@ fn scan(
     files: usize,
     blocks: u64,
 ) -> (ScanReport, TrackMap) {
-    let mut spec = spinstack_disk::catalog::get("atlas10k").expect("built-in drive");
     // The traxtents testbed's 80 MB/s Ultra2 Wide SCSI link (§5.1), not the
-    // 5 MB/s link the DiskSim parameter set was extracted on (as
-    // `spinstack_lab::drives::with_host_link` does for the lab's experiments).
-    spec.firmware.bus_sector_transfer_ms = 512.0 / 80e6 * 1e3;
+    // 5 MB/s link the DiskSim parameter set was extracted on.
+    let spec = spinstack_disk::catalog::resolve("atlas10k@80MB/s").expect("built-in drive");
     let drive = Drive::new(&spec, DriveOptions::default()).expect("valid drive");
     let map = drive.layout().track_map("atlas10k");
     let mut allocator = Allocator::new(&map, config).expect("fits the drive");

@@ -21,8 +21,7 @@ const FILE_BLOCKS: u64 = 8192;
 
 /// A scan of one file on the bare Atlas 10K (80 MB/s link, tagged queue).
 fn scan(config: AllocatorConfig, policy: Policy) -> ScanReport {
-    let mut spec = spinstack_disk::catalog::get("atlas10k").expect("built-in drive");
-    spec.firmware.bus_sector_transfer_ms = 512.0 / 80e6 * 1e3;
+    let spec = spinstack_disk::catalog::resolve("atlas10k@80MB/s").expect("built-in drive");
     let options = DriveOptions {
         queue_depth: Some(16),
         ..DriveOptions::default()

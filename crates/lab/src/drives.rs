@@ -3,6 +3,7 @@
 //! the experiment, never a fit to a result).
 
 use crate::LabError;
+use spinstack_disk::host_link::HostLink;
 use spinstack_disk::layout::{Layout, TrackExtent};
 use spinstack_disk::spec::{DriveSpec, LayoutSpec};
 use spinstack_sim::units::{Lbn, Nanoseconds, Sectors};
@@ -184,11 +185,15 @@ pub fn as_published(name: &str) -> Result<DriveSpec, LabError> {
 
 /// The drive attached through a host link of `megabytes_per_second` (10^6 bytes/s):
 /// the traxtents testbed's adapters (§5.1) rather than whatever link the drive's
-/// parameter set was extracted on. The link is part of the testbed, not the drive.
-pub fn with_host_link(spec: &DriveSpec, megabytes_per_second: f64) -> DriveSpec {
+/// parameter set was extracted on. The link is part of the testbed, not the drive
+/// (`spinstack_disk::host_link`, which `--disk NAME@80MB/s` uses too).
+pub fn with_host_link(spec: &DriveSpec, megabytes_per_second: f64) -> Result<DriveSpec, LabError> {
+    let link = HostLink::new(megabytes_per_second).map_err(|problem| LabError::Drive {
+        name: spec.name.clone(),
+        problem,
+    })?;
     let mut spec = spec.clone();
-    let sector_seconds = spinstack_sim::units::SECTOR_BYTES as f64 / (megabytes_per_second * 1e6);
-    spec.firmware.bus_sector_transfer_ms = sector_seconds * 1e3;
+    link.attach(&mut spec);
     spec.name = format!("{}+{megabytes_per_second:.0}MB/s", spec.name);
-    spec
+    Ok(spec)
 }

@@ -17,10 +17,7 @@ pub(super) const TAGGED_QUEUE_DEPTH: u32 = 16;
 /// The Atlas 10K as the paper published it (Table 1's head switch, see
 /// [`drives::as_published`]) behind the testbed's link.
 pub(super) fn atlas10k_spec() -> Result<DriveSpec, LabError> {
-    Ok(drives::with_host_link(
-        &drives::as_published(ATLAS_10K)?,
-        HOST_LINK_MB_PER_S,
-    ))
+    drives::with_host_link(&drives::as_published(ATLAS_10K)?, HOST_LINK_MB_PER_S)
 }
 
 /// The drive options of the testbed: tagged queuing at [`TAGGED_QUEUE_DEPTH`].

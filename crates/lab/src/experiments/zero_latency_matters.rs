@@ -76,11 +76,10 @@ const DRIVES: [Setup; 4] = [
     },
 ];
 
-/// Whether the model gives the drive zero-latency access: immediate buffer read, or
-/// "read any free blocks" (buffering sectors in whatever order they pass the head,
-/// which the model, like DiskSim, makes zero-latency access by another name).
+/// Whether the model gives the drive zero-latency access (`FirmwareSpec::zero_latency_reads`:
+/// immediate buffer read, or "read any free blocks" with the cache on).
 fn has_zero_latency(spec: &DriveSpec) -> bool {
-    spec.firmware.immediate_buffer_read || spec.firmware.cache.read_any_free_blocks
+    spec.firmware.zero_latency_reads()
 }
 
 /// The catalog drive as the paper's testbed ran it, and whether zero-latency access
@@ -90,7 +89,7 @@ fn testbed_spec(setup: &Setup) -> Result<(DriveSpec, bool), LabError> {
     let mut spec = drives::with_host_link(
         &drives::as_published(setup.catalog)?,
         setup.host_link_megabytes_per_second,
-    );
+    )?;
     if setup.whole_track_before_bus {
         spec.firmware.bus.zero_latency_track_whole_before_bus = true;
     }
