@@ -14,7 +14,8 @@
 //! runs until its WAL does the same after the warm-up tenth, in runs of
 //! [`PGBENCH_CHUNK_TRANSACTIONS`] (about 90,000 transactions, under a minute
 //! here). pgbench takes the run's seed and the server runs without autovacuum,
-//! so the WAL is the same from run to run (`tools/pgbench-wal.sh`).
+//! so the WAL's block references are the same from run to run; only the standby
+//! snapshots the server logs on a timer vary (`tools/pgbench-wal.sh`).
 //! `reproduce --dr-full-size` runs the paper's 1,000,000 transactions instead.
 
 use super::dr_common::{self as dr, ULTRASTAR};
@@ -267,8 +268,10 @@ impl Experiment for DrPgbench {
              Buffer pool {} MB (the cluster's shared_buffers); windows {} (the paper's 32, 128 \
              and 512 MB over its 512 MB database buffer, as fractions of this one). Server with \
              fsync and synchronous_commit off (they decide when WAL is flushed, not what it \
-             holds) and autovacuum off, pgbench seeded with the run's seed: the WAL is the same \
-             from run to run.",
+             holds) and autovacuum off, pgbench seeded with the run's seed: its block \
+             references, the records the study replays, are the same from run to run (the \
+             WAL record count can differ by a record or two: the standby snapshots the server \
+             logs on a timer, which reference no block).",
             if min_wal == 0 {
                 format!("{transactions} transactions (the paper's count, --dr-full-size)")
             } else {
