@@ -39,7 +39,7 @@ impl HostLink {
     pub fn new(megabytes_per_second: f64) -> Result<HostLink, String> {
         if !(LINK_MB_PER_S_MIN..=LINK_MB_PER_S_MAX).contains(&megabytes_per_second) {
             return Err(format!(
-                "a host link of {megabytes_per_second} MB/s is outside \
+                "a host link of {megabytes_per_second:?} MB/s is outside \
                  {LINK_MB_PER_S_MIN}..={LINK_MB_PER_S_MAX} MB/s"
             ));
         }
@@ -141,6 +141,11 @@ mod tests {
             ("atlas10k@NaNMB/s", "outside"),
             ("atlas10k@infMB/s", "outside"),
             ("atlas10k@1e9MB/s", "outside"),
+            // Said as written, not as 300 digits of decimal expansion.
+            (
+                "atlas10k@1e-300MB/s",
+                "a host link of 1e-300 MB/s is outside",
+            ),
             ("@80MB/s", "no drive is named"),
         ] {
             let error = split_reference(reference).unwrap_err();
