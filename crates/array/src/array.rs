@@ -332,6 +332,7 @@ impl Array {
             corrected_read_sectors: self.corrected_read_sectors(),
             level: self.spec.level,
             members: self.spec.members,
+            disks: member_disks(&self.spec),
             capacity_bytes: self.capacity().bytes(),
             generation: self.generation,
             volume_id: self.volume_id.iter().map(|b| format!("{b:02x}")).collect(),

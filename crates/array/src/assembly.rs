@@ -282,6 +282,7 @@ pub fn inspect(dir: &Path) -> Result<Inspection, ArrayError> {
             corrected_read_sectors: corrected,
             level: spec.level,
             members: spec.members,
+            disks: crate::member_disks(&spec),
             capacity_bytes,
             generation: newest.generation,
             volume_id: hex(&newest.volume_id),

@@ -129,6 +129,10 @@ pub struct ArrayStatus {
     pub corrected_read_sectors: Vec<u64>,
     pub level: Level,
     pub members: u32,
+    /// The drive each member models (timing and track maps), one per member: the
+    /// default drive's name where none was given, a host link where one was
+    /// (`atlas10k@80MB/s`).
+    pub disks: Vec<String>,
     pub capacity_bytes: u64,
     pub generation: u64,
     /// 32 hex digits.

@@ -217,6 +217,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
                     "corrected_read_sectors",
                     "level",
                     "members",
+                    "disks",
                     "capacity_bytes",
                     "generation",
                     "volume_id",

@@ -78,6 +78,8 @@ fn create_status_fail_rebuild_scrub() {
     let status = ok_json(spinstack(&["status", "--json"], &dir));
     assert_eq!(status["state"], "healthy");
     assert_eq!(status["capacity_bytes"], 3 * 1024 * 1024);
+    // No --disk: every member models the default drive, and status says which.
+    assert_eq!(status["disks"], serde_json::json!(vec!["atlas10k"; 4]));
     assert!(spinstack(&["fail", "--member", "2"], &dir).status.success());
     let status = ok_json(spinstack(&["status", "--json"], &dir));
     assert_eq!(
@@ -358,4 +360,37 @@ fn a_member_larger_than_its_drive_is_refused() {
         assert!(stderr.contains(part), "{part:?} missing from: {stderr}");
     }
     assert!(!dir.join("member-0.img").exists(), "{stderr}");
+}
+
+// Proves status names each member's drive as created, host link included (one
+// --disk for every member, or one per member).
+#[test]
+fn status_names_each_members_drive() {
+    let dir = fresh_dir("disks");
+    let created = create_small_raid5(&dir, &["--disk", "atlas10k@80MB/s"]);
+    let status = ok_json(spinstack(&["status", "--json"], &dir));
+    assert!(created.status.success());
+    assert_eq!(
+        status["disks"],
+        serde_json::json!(vec!["atlas10k@80MB/s"; 3])
+    );
+    std::fs::remove_dir_all(&dir).ok();
+    let created = create_small_raid5(
+        &dir,
+        &[
+            "--disk",
+            "atlas10k",
+            "--disk",
+            "atlas10k2",
+            "--disk",
+            "atlas10k@160MB/s",
+        ],
+    );
+    assert!(created.status.success());
+    let status = ok_json(spinstack(&["status", "--json"], &dir));
+    assert_eq!(
+        status["disks"],
+        serde_json::json!(["atlas10k", "atlas10k2", "atlas10k@160MB/s"])
+    );
+    std::fs::remove_dir_all(&dir).ok();
 }
