@@ -46,11 +46,15 @@ pub const LINUX_MAX_REQUEST_PAGES_4_KIB: u64 = 256;
 /// `syncdelay` / `filedelay` = 30, one worklist slot per second).
 pub const FREEBSD_SYNCER_DELAY: Nanoseconds = Nanoseconds(30_000_000_000);
 pub const FREEBSD_SYNCER_INTERVAL: Nanoseconds = Nanoseconds(1_000_000_000);
-/// FreeBSD 4.x's `hidirtybuffers`, about a quarter of `nbuf`
-/// (kern/vfs_bio.c, `bufinit`; recalled, not checked against the 4.0 source
-/// here): a writer waits in `bwillwrite` while more buffers than this are
-/// dirty. No pinned result depends on it (the copy never reaches it: its
-/// clusters go to disk as they complete). The
+/// Stands for FreeBSD 4.x's `hidirtybuffers`: a writer waits in `bwillwrite`
+/// while more buffers than that are dirty. Known loose: a 4.x kern/vfs_bio.c
+/// (`bufinit`) sets `hidirtybuffers = nbuf / 4 + 20`, and `nbuf` counts buffer
+/// headers (1,483 or 2,917 on a 128 MB i386, by whether `BKVASIZE` is 16 or 8 KB),
+/// so the bound is 390 or 749 buffers, 2.4% or 4.6% of a 128 MB cache's 8 KB
+/// blocks, not a quarter of the cache; nor does the model have the buffer daemon
+/// that starts writing halfway between `lodirtybuffers` and that bound
+/// (table2-ffs's Postmark note measures what it would change). No pinned result
+/// depends on this value (the copy's clusters go to disk as they complete). The
 /// model counts in-flight writes too, so reads always find a clean page to
 /// replace (FreeBSD 4.0 had no separate bound on in-flight writes).
 pub const FREEBSD_HIDIRTY_PERCENT: u64 = 25;
