@@ -21,9 +21,6 @@ pub const LINK_MB_PER_S_MIN: f64 = 0.1;
 /// Fibre Channel link; a zero-time link is a drive file's business, not a rate.
 pub const LINK_MB_PER_S_MAX: f64 = 100_000.0;
 
-/// Bytes per sector, for rates.
-pub(crate) const SECTOR_BYTES_F64: f64 = SECTOR_BYTES as f64;
-
 /// The unit a link suffix ends with.
 const UNIT: &str = "MB/s";
 
@@ -54,7 +51,7 @@ impl HostLink {
 
     /// Milliseconds one 512-byte sector takes on the link.
     pub fn sector_transfer_ms(self) -> f64 {
-        SECTOR_BYTES_F64 / (self.megabytes_per_second * 1e6) * 1e3
+        SECTOR_BYTES as f64 / (self.megabytes_per_second * 1e6) * 1e3
     }
 
     /// `spec` attached through this link: its host-link time per sector replaced for

@@ -284,7 +284,7 @@ impl FirmwareSpec {
     /// The host link's rate in MB/s (10^6 bytes per second) for reads, from its time
     /// per sector; infinite for a zero time (the papers' "infinitely fast bus").
     pub fn host_link_mb_per_s(&self) -> f64 {
-        crate::host_link::SECTOR_BYTES_F64 / (self.bus_sector_transfer_ms * 1e-3) / 1e6
+        spinstack_sim::units::SECTOR_BYTES as f64 / (self.bus_sector_transfer_ms * 1e-3) / 1e6
     }
 }
 
