@@ -276,9 +276,15 @@ impl FirmwareSpec {
     /// drive's own flag, or DiskSim's "read any free blocks" with the cache on, which
     /// buffers a request's sectors in whatever order they pass the head (the DIXtrac
     /// Ultrastar 18ES has it, though the traxtents paper says the drive lacks
-    /// zero-latency access). The same rule the firmware applies.
+    /// zero-latency access).
     pub fn zero_latency_reads(&self) -> bool {
-        self.immediate_buffer_read || (self.cache.read_any_free_blocks && self.cache.enabled)
+        self.zero_latency_reads_with_cache(self.cache.enabled)
+    }
+
+    /// [`FirmwareSpec::zero_latency_reads`] with the cache `caching` or not (a drive
+    /// option may turn it off): the rule the firmware applies.
+    pub fn zero_latency_reads_with_cache(&self, caching: bool) -> bool {
+        self.immediate_buffer_read || (self.cache.read_any_free_blocks && caching)
     }
 
     /// The host link's rate in MB/s (10^6 bytes per second) for reads, from its time

@@ -117,8 +117,7 @@ impl Firmware {
             read_hit_keeps_read_ahead: c.read_hit_keeps_read_ahead && caching,
             write_back: c.fast_write_level >= 1 && caching,
             combine_sequential_writes: c.combine_sequential_writes,
-            // As FirmwareSpec::zero_latency_reads, with the options' cache switch.
-            immediate_read: spec.immediate_buffer_read || (c.read_any_free_blocks && caching),
+            immediate_read: spec.zero_latency_reads_with_cache(caching),
             immediate_write: spec.immediate_buffer_write,
         }
     }

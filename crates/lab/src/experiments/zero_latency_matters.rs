@@ -76,12 +76,6 @@ const DRIVES: [Setup; 4] = [
     },
 ];
 
-/// Whether the model gives the drive zero-latency access (`FirmwareSpec::zero_latency_reads`:
-/// immediate buffer read, or "read any free blocks" with the cache on).
-fn has_zero_latency(spec: &DriveSpec) -> bool {
-    spec.firmware.zero_latency_reads()
-}
-
 /// The catalog drive as the paper's testbed ran it, and whether zero-latency access
 /// had to be switched off because the catalog entry has it and the paper's drive not.
 fn testbed_spec(setup: &Setup) -> Result<(DriveSpec, bool), LabError> {
@@ -93,11 +87,13 @@ fn testbed_spec(setup: &Setup) -> Result<(DriveSpec, bool), LabError> {
     if setup.whole_track_before_bus {
         spec.firmware.bus.zero_latency_track_whole_before_bus = true;
     }
-    Ok(if !setup.zero_latency && has_zero_latency(&spec) {
-        (drives::without_zero_latency(&spec), true)
-    } else {
-        (spec, false)
-    })
+    Ok(
+        if !setup.zero_latency && spec.firmware.zero_latency_reads() {
+            (drives::without_zero_latency(&spec), true)
+        } else {
+            (spec, false)
+        },
+    )
 }
 
 /// The setup note on zero-latency overrides, from what `testbed_spec` did.
